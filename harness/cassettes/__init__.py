@@ -1,0 +1,1 @@
+"""vcrpy cassettes: reading any project's cassettes, writing and replaying ours."""

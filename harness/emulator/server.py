@@ -1,0 +1,336 @@
+"""The emulator's HTTP server: routes each request by URL prefix to a scenario and a run,
+validates it as the real API does, plays the script, injects faults, and logs everything.
+
+Base URLs look like `http://127.0.0.1:PORT/s/<scenario_id>/r/<run_id>`; the run id isolates
+parallel runs (logs and fault counters) on one shared server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from harness.emulator.apis import PROVIDER_OF_API, Route, route, wire_api
+from harness.emulator.script import pick_step, step_fault
+from harness.emulator.tokens import Minter
+from harness.emulator.wire import ApiError, Context, Reply, Step, WireApi
+from harness.errors import EmulatorError
+from harness.scenario.model import Fault, Scenario
+
+PREFIX = re.compile(r"^/s/(?P<sid>[a-z0-9][a-z0-9_]*)/r/(?P<run>[A-Za-z0-9_.~-]+)(?P<rest>/.*)$")
+SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogEntry:
+    """One request a run sent, and how the emulator answered it."""
+
+    seq: int
+    api: str
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]  # secrets removed
+    body: Any  # decoded JSON, or the raw text when it was not JSON
+    status: int
+    error: ApiError | None
+    step: Step | None
+    fault: str | None = None
+
+
+class _State:
+    def __init__(self, scenarios: Iterable[Scenario]) -> None:
+        self.scenarios = {s.id: s for s in scenarios}
+        self.lock = threading.Lock()
+        self.logs: dict[str, list[LogEntry]] = {}
+        self.fault_counts: dict[tuple[str, str, str, int, int], int] = {}
+        self.seq = 0
+
+    def record(self, run: str, entry_args: dict[str, Any]) -> None:
+        with self.lock:
+            self.seq += 1
+            self.logs.setdefault(run, []).append(LogEntry(seq=self.seq, **entry_args))
+
+    def take_fault(self, key: tuple[str, str, str, int, int], fault: Fault) -> bool:
+        """True while this step's fault still has times left to be served."""
+        with self.lock:
+            served = self.fault_counts.get(key, 0)
+            if served >= fault.times:
+                return False
+            self.fault_counts[key] = served + 1
+            return True
+
+
+class Emulator:
+    """The emulator, in process: `with Emulator([scenario]) as emu: emu.base_urls(id, run)`."""
+
+    def __init__(
+        self, scenarios: Iterable[Scenario] = (), host: str = "127.0.0.1", port: int = 0
+    ) -> None:
+        self._state = _State(scenarios)
+        try:
+            self._server = _Server((host, port), _Handler)
+        except OSError as exc:
+            raise EmulatorError(
+                f"cannot listen on {host}:{port}: {exc.strerror}; "
+                "choose another --port or 0 for any free port"
+            ) from None
+        self._server.state = self._state
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def add(self, scenario: Scenario) -> None:
+        with self._state.lock:
+            self._state.scenarios[scenario.id] = scenario
+
+    def start(self) -> Emulator:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._server.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name="harness-emulator",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._server.server_close()
+
+    def __enter__(self) -> Emulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def base_urls(self, scenario_id: str, run: str = "default") -> dict[str, str]:
+        """Base URLs per SDK: Anthropic and Gemini without `/v1`, OpenAI with it."""
+        if scenario_id not in self._state.scenarios:
+            raise EmulatorError(f"the emulator does not serve scenario {scenario_id!r}")
+        base = f"{self.root}/s/{scenario_id}/r/{run}"
+        return {"anthropic": base, "openai": f"{base}/v1", "gemini": base}
+
+    def log(self, run: str = "default") -> list[LogEntry]:
+        with self._state.lock:
+            return list(self._state.logs.get(run, []))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    state: _State
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes; without TCP_NODELAY the client's delayed
+    # ACK stalls every response by ~40 ms (architecture.md, measured floors).
+    disable_nagle_algorithm = True
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the stdlib's per-request stderr line; the run log keeps every request."""
+
+    def do_GET(self) -> None:
+        self._not_found(urlsplit(self.path).path)
+
+    def do_POST(self) -> None:
+        url = urlsplit(self.path)
+        match = PREFIX.match(url.path)
+        raw = self._read_body()
+        api_route = route(match["rest"]) if match else None
+        if match is None or api_route is None:
+            self._not_found(url.path)
+            return
+        scenario = self.server.state.scenarios.get(match["sid"])
+        if scenario is None:
+            self._send_plain(
+                404,
+                f"harness emulator: no scenario {match['sid']!r} is served; "
+                f"served: {', '.join(sorted(self.server.state.scenarios))}",
+            )
+            return
+        query = dict(parse_qsl(url.query))
+        _Exchange(self, scenario, match["run"], api_route, match["rest"], query, raw).serve()
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("content-length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _not_found(self, path: str) -> None:
+        self._send_plain(
+            404,
+            f"harness emulator: no API at {path}; use the base URLs that "
+            "`harness emulate` prints (…/s/<scenario>/r/<run>)",
+        )
+
+    def _send_plain(self, status: int, text: str) -> None:
+        body = json.dumps({"error": {"message": text, "type": "not_found"}}).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def write_reply(self, reply: Reply, cut: bool = False) -> None:
+        self.send_response(reply.status)
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        if reply.streamed:
+            self.send_header("transfer-encoding", "chunked")
+        else:
+            self.send_header("content-length", str(sum(len(c) for c in reply.chunks)))
+        self.end_headers()
+        chunks = list(reply.chunks)
+        if cut:
+            self._write_cut(reply, chunks)
+            return
+        for chunk in chunks:
+            self._write_chunk(chunk, reply.streamed)
+        if reply.streamed:
+            self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _write_chunk(self, data: bytes, chunked: bool) -> None:
+        if chunked:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        else:
+            self.wfile.write(data)
+        self.wfile.flush()
+
+    def _write_cut(self, reply: Reply, chunks: list[bytes]) -> None:
+        """Send about half the reply, ending inside an event, then drop the connection."""
+        keep = max(1, len(chunks) // 2)
+        for chunk in chunks[: keep - 1]:
+            self._write_chunk(chunk, reply.streamed)
+        last = chunks[keep - 1]
+        self._write_chunk(last[: max(1, len(last) // 2)], reply.streamed)
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+
+class _Exchange:
+    """One request through validation, script play, fault injection and the log."""
+
+    def __init__(
+        self,
+        handler: _Handler,
+        scenario: Scenario,
+        run: str,
+        api_route: Route,
+        path: str,
+        query: dict[str, str],
+        raw: bytes,
+    ) -> None:
+        self.handler, self.scenario, self.run = handler, scenario, run
+        self.route, self.path, self.query, self.raw = api_route, path, query, raw
+        self.api: WireApi = wire_api(api_route.api)
+        self.body: Any = None
+        self.step: Step | None = None
+        self.fault: str | None = None
+
+    def serve(self) -> None:
+        try:
+            self.body = json.loads(self.raw.decode("utf-8")) if self.raw else None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            self.body = self.raw.decode("utf-8", "replace")
+            self._fail(self.api.malformed(str(exc)))
+            return
+        ctx = self._context()
+        problem = self.api.validate(self.body, ctx)
+        if problem is not None:
+            self._fail(problem)
+            return
+        step = pick_step(self.scenario, self.api.position(self.body))
+        if isinstance(step, ApiError):
+            self._fail(step)
+            return
+        self.step = step
+        fault = step_fault(self.scenario, step)
+        if fault is not None and self._take(fault):
+            self._serve_fault(fault, step, ctx)
+            return
+        self._send(self.api.render(step, self.body, ctx), None)
+
+    def _context(self) -> Context:
+        body = self.body if isinstance(self.body, dict) else {}
+        model = self.route.model or str(body.get("model", ""))
+        stream = self.route.stream if self.route.stream is not None else bool(body.get("stream"))
+        return Context(
+            model=model,
+            stream=stream,
+            options=self.scenario.script_options,
+            minter=Minter(f"{self.scenario.id}/{PROVIDER_OF_API[self.route.api]}"),
+            path=self.path,
+            query=self.query,
+            headers=dict(self.handler.headers),
+        )
+
+    def _take(self, fault: Fault) -> bool:
+        assert self.step is not None
+        key = (
+            self.scenario.id,
+            self.run,
+            self.route.api,
+            self.step.user_index,
+            self.step.turn_index,
+        )
+        return self.handler.server.state.take_fault(key, fault)
+
+    def _serve_fault(self, fault: Fault, step: Step, ctx: Context) -> None:
+        self.fault = fault.kind
+        if fault.kind == "slow":
+            time.sleep(fault.delay)
+            self._send(self.api.render(step, self.body, ctx), None)
+        elif fault.kind == "stream_cut":
+            self._send(self.api.render(step, self.body, ctx), None, cut=True)
+        else:
+            self._fail(self.api.fault(fault.kind, fault.retry_after))
+
+    def _fail(self, error: ApiError) -> None:
+        self._send(self.api.error(error), error)
+
+    def _send(self, reply: Reply, error: ApiError | None, cut: bool = False) -> None:
+        headers = {
+            k.lower(): v for k, v in self.handler.headers.items() if k.lower() not in SECRET_HEADERS
+        }
+        self.handler.server.state.record(
+            self.run,
+            {
+                "api": self.route.api,
+                "method": "POST",
+                "path": self.path,
+                "query": {k: v for k, v in self.query.items() if k != "key"},
+                "headers": headers,
+                "body": self.body,
+                "status": reply.status,
+                "error": error,
+                "step": self.step,
+                "fault": self.fault,
+            },
+        )
+        try:
+            self.handler.write_reply(reply, cut=cut)
+        except (BrokenPipeError, ConnectionResetError):
+            self.handler.close_connection = True

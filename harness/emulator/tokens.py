@@ -1,0 +1,77 @@
+"""Deterministic ids and opaque tokens (signatures, encrypted reasoning) minted by the emulator.
+
+Tokens carry an HMAC of the content they are bound to, so the emulator can tell statelessly,
+from the next request alone, whether a loop sent one back unchanged. Tokens that do not carry
+our marker come from a real API (recorded traffic) and are accepted as they are.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import enum
+import hashlib
+import hmac
+
+MARKER = b"hrns1"
+_SECRET = b"harness-emulator-token-key"  # not a secret: it only makes tampering detectable
+_MAC_BYTES = 16
+
+
+class Verdict(enum.Enum):
+    VALID = "valid"  # ours, unchanged
+    TAMPERED = "tampered"  # ours, but the content or the token changed
+    FOREIGN = "foreign"  # not minted by us (e.g. a real API's token); accepted
+
+
+class Minter:
+    """Mints ids and tokens for one scenario; the same inputs give the same outputs."""
+
+    def __init__(self, seed: str) -> None:
+        self.seed = seed
+
+    def hex(self, *parts: object, length: int = 24) -> str:
+        text = "\x1f".join([self.seed, *map(str, parts)])
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+    def alnum(self, *parts: object, length: int = 24) -> str:
+        """Base62-looking id text (Anthropic `toolu_01…`, `msg_01…`)."""
+        digest = hashlib.sha256("\x1f".join([self.seed, *map(str, parts)]).encode()).digest()
+        alphabet = "0123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+        n = int.from_bytes(digest, "big")
+        out = []
+        for _ in range(length):
+            n, r = divmod(n, len(alphabet))
+            out.append(alphabet[r])
+        return "".join(out)
+
+    def token(self, kind: str, content: str, padding: int = 48) -> bytes:
+        """Raw token bytes bound to `content`: marker, MAC, then filler so it looks opaque."""
+        mac = _mac(kind, content)
+        filler = hashlib.sha256(mac + self.seed.encode()).digest() * (padding // 32 + 1)
+        return MARKER + mac + filler[:padding]
+
+
+def _mac(kind: str, content: str) -> bytes:
+    msg = f"{kind}\x1f{content}".encode()
+    return hmac.new(_SECRET, msg, hashlib.sha256).digest()[:_MAC_BYTES]
+
+
+def decode_b64(text: str) -> bytes | None:
+    """Decode standard or URL-safe base64, padded or not (SDKs differ). None if not base64."""
+    cleaned = text.strip()
+    cleaned += "=" * (-len(cleaned) % 4)
+    for decoder in (base64.b64decode, base64.urlsafe_b64decode):
+        try:
+            return decoder(cleaned.encode("ascii"))
+        except (binascii.Error, ValueError, UnicodeEncodeError):
+            continue
+    return None
+
+
+def verify(kind: str, content: str, raw: bytes | None) -> Verdict:
+    """Check token bytes against the content they must be bound to."""
+    if raw is None or not raw.startswith(MARKER):
+        return Verdict.FOREIGN
+    mac = raw[len(MARKER) : len(MARKER) + _MAC_BYTES]
+    return Verdict.VALID if hmac.compare_digest(mac, _mac(kind, content)) else Verdict.TAMPERED

@@ -1,0 +1,121 @@
+"""What every emulated API shares: the request as received, the reply to send, an API error,
+and the interface each provider module implements (`WireApi`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from harness.emulator.tokens import Minter
+from harness.scenario.model import FaultKind, ScriptedTurn, ScriptOptions
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiError:
+    """A rejection as the real API words it. `kind` is the provider's error type/status
+    (`invalid_request_error`, `INVALID_ARGUMENT`, …); `code` and `param` are OpenAI's."""
+
+    status: int
+    message: str
+    kind: str = ""
+    code: str | None = None
+    param: str | None = None
+    rule: str = ""  # our catalogue id (E1, O3, G1, …), for the log and tests; never sent
+    headers: Mapping[str, str] = field(default_factory=dict)  # e.g. retry-after
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reply:
+    """An HTTP reply. A streamed reply is a list of chunks written (and flushed) one by one."""
+
+    status: int
+    headers: Mapping[str, str]
+    chunks: Sequence[bytes]
+    streamed: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Position:
+    """Where a request stands in the script, read from the request alone (stateless play).
+
+    `user_text`: the last user text in the request (tells which user message this query is);
+    `model_turns`: model turns after it (the index of the turn to play next);
+    `tools_forbidden`: the request forbids tool calls (the provider's "none").
+    """
+
+    user_text: str | None
+    model_turns: int
+    tools_forbidden: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step:
+    """What to answer: a scripted turn (or the closing text as an answer turn)."""
+
+    turn: ScriptedTurn
+    user_index: int
+    turn_index: int  # -1 for the closing reply
+    declared_tools: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Context:
+    """Facts about the request the provider module needs to answer it."""
+
+    model: str
+    stream: bool
+    options: ScriptOptions
+    minter: Minter
+    path: str = ""
+    query: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class WireApi(Protocol):
+    """One emulated API. Implementations live in one module per wire format."""
+
+    name: str
+
+    def validate(self, body: Any, ctx: Context) -> ApiError | None:
+        """The error the real API gives this request, or None if it accepts it."""
+
+    def position(self, body: Mapping[str, Any]) -> Position:
+        """Where in the script this (already valid) request stands."""
+
+    def render(self, step: Step, body: Mapping[str, Any], ctx: Context) -> Reply:
+        """The provider's exact response (JSON or stream) for this step."""
+
+    def error(self, err: ApiError) -> Reply:
+        """The provider's error envelope for `err` (status, headers such as retry-after)."""
+
+    def malformed(self, detail: str) -> ApiError:
+        """The real API's answer to a body that is not valid JSON."""
+
+    def fault(self, kind: FaultKind, retry_after: float | None) -> ApiError:
+        """The real API's error for an injected fault: `rate_limit` (429), `server_error`
+        (500) or `overloaded` (Anthropic 529; the others' 503)."""
+
+
+def json_reply(status: int, payload: Any, headers: Mapping[str, str] | None = None) -> Reply:
+    import json
+
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return Reply(
+        status=status,
+        headers={"content-type": "application/json", **(headers or {})},
+        chunks=(body,),
+    )
+
+
+def sse_reply(frames: Sequence[bytes], headers: Mapping[str, str] | None = None) -> Reply:
+    return Reply(
+        status=200,
+        headers={
+            "content-type": "text/event-stream; charset=utf-8",
+            "cache-control": "no-cache",
+            **(headers or {}),
+        },
+        chunks=tuple(frames),
+        streamed=True,
+    )

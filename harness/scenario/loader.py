@@ -1,0 +1,284 @@
+"""Load scenario YAML: parse with line numbers, validate against the shipped JSON Schema, then
+check what a schema cannot say (declared tools, argument schemas, a script that matches its
+expectations). Every problem is a `ScenarioError` naming file, line and field; nothing runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, cast
+
+import jsonschema
+import yaml
+
+from harness.chat import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from harness.errors import ScenarioError
+from harness.scenario.expected import derive_outcome
+from harness.scenario.model import (
+    DEFAULT_MAX_ROUNDS,
+    ClosingExpectation,
+    ClosingPhrases,
+    Expectation,
+    Fault,
+    Provider,
+    ResultCase,
+    Scenario,
+    Script,
+    ScriptedCall,
+    ScriptedTurn,
+    ScriptOptions,
+    Tool,
+    UserTurn,
+)
+from harness.scenario.semantics import check_semantics
+
+Path_ = tuple[str | int, ...]
+SCENARIO_ID = re.compile(r"^[a-z0-9][a-z0-9_]*$")
+ALL_PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "gemini")
+
+
+@cache
+def scenario_schema() -> dict[str, Any]:
+    text = resources.files("harness.scenario").joinpath("schema.json").read_text("utf-8")
+    return cast(dict[str, Any], json.loads(text))
+
+
+class _Located:
+    """The parsed document plus the line of every node, by JSON path."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.lines: dict[Path_, int] = {}
+
+    def line(self, path: Iterable[str | int]) -> int | None:
+        key = tuple(path)
+        while key not in self.lines and key:
+            key = key[:-1]
+        return self.lines.get(key)
+
+    def error(self, path: Iterable[str | int], problem: str) -> ScenarioError:
+        p = tuple(path)
+        return ScenarioError(self.file, self.line(p), _field_name(p), problem)
+
+    def build(self, node: yaml.Node, path: Path_) -> Any:
+        self.lines[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            out: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                key = self.build(key_node, path)
+                if not isinstance(key, str):
+                    raise self.error(path, f"keys must be text, found {key!r}")
+                if key in out:
+                    line = key_node.start_mark.line + 1
+                    raise ScenarioError(self.file, line, _field_name((*path, key)), "duplicate key")
+                out[key] = self.build(value_node, (*path, key))
+                self.lines.setdefault((*path, key), key_node.start_mark.line + 1)
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return _scalar(node)
+
+
+def _scalar(node: yaml.Node) -> Any:
+    loader = yaml.SafeLoader("")
+    try:
+        return loader.construct_object(node, deep=True)
+    finally:
+        loader.dispose()
+
+
+def _field_name(path: Path_) -> str:
+    if not path:
+        return "(document)"
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate one scenario file. Raises `ScenarioError` on any problem."""
+    file = str(path)
+    try:
+        text = Path(path).read_text("utf-8")
+    except OSError as exc:
+        raise ScenarioError(file, None, "(file)", f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(file, None, "(file)", "not UTF-8 text") from None
+    located = _Located(file)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ScenarioError(file, line, "(syntax)", f"invalid YAML: {problem}") from None
+    if node is None:
+        raise ScenarioError(file, None, "(document)", "the file is empty")
+    data = located.build(node, ())
+    if not isinstance(data, dict):
+        raise located.error((), "a scenario is a mapping of fields (title, rules, messages, …)")
+    scenario_id = Path(path).stem
+    if not SCENARIO_ID.match(scenario_id):
+        raise ScenarioError(
+            file,
+            None,
+            "(id)",
+            "the file stem is the scenario id: use lowercase letters, "
+            "digits and underscores, e.g. limit_reached_pending_write.yaml",
+        )
+    _validate_schema(data, located)
+    scenario = _to_scenario(data, scenario_id, file)
+    _check_semantics(scenario, data, located)
+    return scenario
+
+
+def _validate_schema(data: dict[str, Any], located: _Located) -> None:
+    validator = jsonschema.Draft202012Validator(scenario_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: located.line(e.absolute_path) or 0)
+    if not errors:
+        return
+    first = errors[0]
+    best = jsonschema.exceptions.best_match([first]) or first
+    path = tuple(best.absolute_path)
+    problem = _describe(best)
+    if len(errors) > 1:
+        problem += f" (and {len(errors) - 1} more problem(s) after this one)"
+    raise located.error(path, problem)
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    if error.validator == "additionalProperties":
+        schema = error.schema if isinstance(error.schema, Mapping) else {}
+        allowed = sorted(cast(Mapping[str, Any], schema.get("properties", {})))
+        return f"{error.message}; allowed keys: {', '.join(allowed)}"
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        reasons = sorted({c.message for c in error.context})
+        return "does not match any allowed form: " + "; ".join(reasons[:4])
+    return error.message
+
+
+def _to_scenario(data: dict[str, Any], scenario_id: str, file: str) -> Scenario:
+    streaming = data.get("streaming", "both")
+    return Scenario(
+        id=scenario_id,
+        path=file,
+        title=data["title"],
+        description=data.get("description", ""),
+        rules=tuple(data["rules"]),
+        system=data.get("system", ""),
+        max_rounds=data.get("max_rounds", DEFAULT_MAX_ROUNDS),
+        streaming=(False, True) if streaming == "both" else (bool(streaming),),
+        providers=tuple(data.get("providers", ALL_PROVIDERS)),
+        models=dict(data.get("models", {})),
+        history=tuple(_message(m) for m in data.get("history", [])),
+        tools=tuple(_tool(t) for t in data.get("tools", [])),
+        messages=tuple(
+            _user_turn(m, data.get("max_rounds", DEFAULT_MAX_ROUNDS)) for m in data["messages"]
+        ),
+        script_options=_options(data.get("script_options", {})),
+        closing_phrases=ClosingPhrases(
+            **{k: tuple(v) for k, v in data.get("closing_phrases", {}).items()}
+        ),
+        gemini_max_request_bytes=data.get("gemini_max_request_bytes"),
+    )
+
+
+def _message(raw: dict[str, Any]) -> Message:
+    role = raw["role"]
+    if role == "user":
+        return UserMessage(text=raw["text"])
+    if role == "assistant":
+        calls = tuple(
+            ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments", {}))
+            for c in raw.get("tool_calls", [])
+        )
+        return AssistantMessage(text=raw.get("text", ""), tool_calls=calls)
+    return ToolMessage(
+        call_id=raw["id"],
+        name=raw["name"],
+        content=raw["content"],
+        is_error=raw.get("is_error", False),
+    )
+
+
+def _tool(raw: dict[str, Any]) -> Tool:
+    kind = next(k for k in ("result", "results", "cases", "error") if k in raw)
+    return Tool(
+        name=raw["name"],
+        description=raw["description"],
+        parameters=raw["parameters"],
+        effect=raw["effect"],
+        result_kind=kind,
+        result=raw.get("result"),
+        results=tuple(raw.get("results", ())),
+        cases=tuple(ResultCase(when=c["when"], result=c["result"]) for c in raw.get("cases", ())),
+        error=raw.get("error", ""),
+    )
+
+
+def _fault(raw: dict[str, Any] | None) -> Fault | None:
+    if raw is None:
+        return None
+    return Fault(
+        kind=raw["kind"],
+        times=raw.get("times", 1),
+        retry_after=raw.get("retry_after"),
+        delay=raw.get("delay", 0.0),
+    )
+
+
+def _turn(raw: dict[str, Any]) -> ScriptedTurn:
+    fault = _fault(raw.get("fault"))
+    if "answer" in raw:
+        return ScriptedTurn(text=raw["answer"], fault=fault)
+    calls = tuple(
+        ScriptedCall(name=c["name"], arguments=c.get("arguments", {})) for c in raw["calls"]
+    )
+    return ScriptedTurn(text=raw.get("text", ""), calls=calls, fault=fault)
+
+
+def _user_turn(raw: dict[str, Any], max_rounds: int) -> UserTurn:
+    script = Script(
+        turns=tuple(_turn(t) for t in raw["script"]["turns"]),
+        closing=raw["script"]["closing"],
+        closing_fault=_fault(raw["script"].get("closing_fault")),
+    )
+    derived = derive_outcome(script, max_rounds)
+    exp = raw["expect"]
+    closing = exp.get("closing")
+    return UserTurn(
+        text=raw["text"],
+        script=script,
+        expect=Expectation(
+            ending=exp["ending"],
+            rounds=exp.get("rounds", derived.rounds),
+            tools=tuple(exp.get("tools", derived.executed)),
+            not_run=tuple(exp.get("not_run", ())),
+            closing=None
+            if closing is None
+            else ClosingExpectation(
+                asks_to_continue=closing.get("asks_to_continue"),
+                explains_limit=closing.get("explains_limit"),
+                must_not_contain=tuple(closing.get("must_not_contain", ())),
+            ),
+        ),
+    )
+
+
+def _options(raw: dict[str, Any]) -> ScriptOptions:
+    return ScriptOptions(
+        anthropic_thinking=raw.get("anthropic", {}).get("thinking", False),
+        openai_reasoning=raw.get("openai", {}).get("reasoning", False),
+        gemini_call_ids=raw.get("gemini", {}).get("call_ids", True),
+        gemini_thought_signatures=raw.get("gemini", {}).get("thought_signatures", True),
+    )
+
+
+def _check_semantics(s: Scenario, data: dict[str, Any], at: _Located) -> None:
+    check_semantics(s, data, at.error)

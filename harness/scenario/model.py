@@ -1,0 +1,140 @@
+"""Typed values of a loaded scenario. Loading and validation live in `loader.py`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from harness.chat import Message
+
+Provider: TypeAlias = Literal["anthropic", "openai", "gemini"]
+Ending: TypeAlias = Literal["answer", "step_limit"]
+FaultKind: TypeAlias = Literal["rate_limit", "server_error", "overloaded", "stream_cut", "slow"]
+
+DEFAULT_MAX_ROUNDS = 10
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResultCase:
+    when: Mapping[str, Any]
+    result: Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tool:
+    """A declared tool and what it returns when the loop runs it.
+
+    Exactly one of `result` (every call), `results` (in call order), `cases` (chosen by
+    arguments) or `error` (the tool fails) is set; `result_kind` says which.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    effect: Literal["read", "write"]
+    result_kind: Literal["result", "results", "cases", "error"]
+    result: Any = None
+    results: tuple[Any, ...] = ()
+    cases: tuple[ResultCase, ...] = ()
+    error: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fault:
+    """A failure the emulator serves for one script step, `times` times before it succeeds."""
+
+    kind: FaultKind
+    times: int = 1
+    retry_after: float | None = None
+    delay: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptedCall:
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptedTurn:
+    """One model turn: interim `text` plus tool `calls`, or a final `text` with no calls."""
+
+    text: str = ""
+    calls: tuple[ScriptedCall, ...] = ()
+    fault: Fault | None = None
+
+    @property
+    def is_answer(self) -> bool:
+        return not self.calls
+
+
+@dataclass(frozen=True, kw_only=True)
+class Script:
+    turns: tuple[ScriptedTurn, ...]
+    closing: str
+    closing_fault: Fault | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClosingExpectation:
+    asks_to_continue: bool | None = None
+    explains_limit: bool | None = None
+    must_not_contain: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Expectation:
+    ending: Ending
+    rounds: int
+    tools: tuple[str, ...]
+    not_run: tuple[str, ...] = ()
+    closing: ClosingExpectation | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class UserTurn:
+    """One new user message: its own round budget (L3), script and expectations."""
+
+    text: str
+    script: Script
+    expect: Expectation
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptOptions:
+    anthropic_thinking: bool = False
+    openai_reasoning: bool = False
+    gemini_call_ids: bool = True
+    gemini_thought_signatures: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClosingPhrases:
+    """Extra phrases (any language) that count as asking to continue / explaining the limit."""
+
+    asks_to_continue: tuple[str, ...] = ()
+    explains_limit: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    id: str
+    path: str
+    title: str
+    description: str
+    rules: tuple[str, ...]
+    system: str
+    max_rounds: int
+    streaming: tuple[bool, ...]
+    providers: tuple[Provider, ...]
+    models: Mapping[str, str]
+    history: tuple[Message, ...]
+    tools: tuple[Tool, ...]
+    messages: tuple[UserTurn, ...]
+    script_options: ScriptOptions = ScriptOptions()
+    closing_phrases: ClosingPhrases = ClosingPhrases()
+    gemini_max_request_bytes: int | None = None
+
+    def tool(self, name: str) -> Tool | None:
+        return next((t for t in self.tools if t.name == name), None)

@@ -1,0 +1,40 @@
+"""Shared fixtures: scenario loading and the in-process emulator on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.emulator.server import Emulator
+from harness.scenario import Scenario, load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "scenarios"
+REALWIRE = Path(os.environ.get("HARNESS_REALWIRE", ROOT.parent / "shared" / "realwire"))
+
+# SDKs must never reach a real API from the tests, whatever the developer's shell holds.
+for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+             "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
+    os.environ.pop(_var, None)
+
+
+def library() -> list[Scenario]:
+    return [load_scenario(p) for p in sorted(SCENARIOS.glob("*.yaml"))]
+
+
+@pytest.fixture(scope="session")
+def emulator() -> Iterator[Emulator]:
+    """One emulator for the whole session serving the scenario library; tests add their own
+    scenarios with `emulator.add(...)` and isolate themselves with a unique run id."""
+    with Emulator(library()) as emu:
+        yield emu
+
+
+@pytest.fixture
+def run_id(request: pytest.FixtureRequest) -> str:
+    """A run id unique to the test, so logs and fault counters never mix."""
+    name = request.node.nodeid.split("::")[-1]
+    return "".join(c if c.isalnum() or c in "._-" else "-" for c in name)[:120]
