@@ -16,8 +16,15 @@ SCENARIOS = ROOT / "scenarios"
 REALWIRE = Path(os.environ.get("HARNESS_REALWIRE", ROOT.parent / "shared" / "realwire"))
 
 # SDKs must never reach a real API from the tests, whatever the developer's shell holds.
-for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-             "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
+for _var in (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_BASE_URL",
+    "GOOGLE_GEMINI_BASE_URL",
+):
     os.environ.pop(_var, None)
 
 

@@ -143,20 +143,31 @@ def _validate_schema(data: dict[str, Any], located: _Located) -> None:
     errors = sorted(validator.iter_errors(data), key=lambda e: located.line(e.absolute_path) or 0)
     if not errors:
         return
-    first = errors[0]
-    best = jsonschema.exceptions.best_match([first]) or first
+    best = errors[0]
     path = tuple(best.absolute_path)
+    extra = _unexpected_keys(best)
+    if extra:
+        path = (*path, extra[0])
     problem = _describe(best)
     if len(errors) > 1:
         problem += f" (and {len(errors) - 1} more problem(s) after this one)"
     raise located.error(path, problem)
 
 
+def _unexpected_keys(error: jsonschema.ValidationError) -> list[str]:
+    if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
+        return []
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
+    allowed = set(cast(Mapping[str, Any], schema.get("properties", {})))
+    return sorted(k for k in error.instance if k not in allowed)
+
+
 def _describe(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         schema = error.schema if isinstance(error.schema, Mapping) else {}
         allowed = sorted(cast(Mapping[str, Any], schema.get("properties", {})))
-        return f"{error.message}; allowed keys: {', '.join(allowed)}"
+        extra = ", ".join(_unexpected_keys(error))
+        return f"unknown key {extra}; allowed keys here: {', '.join(allowed)}"
     if error.validator in ("oneOf", "anyOf") and error.context:
         reasons = sorted({c.message for c in error.context})
         return "does not match any allowed form: " + "; ".join(reasons[:4])

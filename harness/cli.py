@@ -1,0 +1,71 @@
+"""The `harness` command line. Subcommands live in `harness.commands.*` and are imported only
+when chosen, so `--help` and `check` never import a provider SDK.
+
+Exit codes: 0 conforms / success, 1 findings, 2 harness or input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from harness import __version__
+from harness.errors import HarnessError
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+COMMANDS = {
+    "check": "Validate scenario files (schema, tools, script vs expectations).",
+    "emulate": "Serve the local emulator of the three provider APIs for scenarios.",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """Bad usage: one clear line and exit 2 (argparse's own convention)."""
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="harness",
+        description="Conformance and recording test harness for tool-calling agent loops on "
+        "Anthropic, OpenAI and Gemini.",
+        epilog="Exit codes: 0 conforms, 1 findings, 2 harness or input error.",
+    )
+    parser.add_argument("--version", action="version", version=f"harness {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, summary in COMMANDS.items():
+        module = importlib.import_module(f"harness.commands.{name}")
+        cmd = sub.add_parser(
+            name,
+            help=summary,
+            description=module.DESCRIPTION,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(cmd)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_ERROR
+    module = importlib.import_module(f"harness.commands.{args.command}")
+    try:
+        code: int = module.run(args)
+    except HarnessError as exc:
+        print(f"harness {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print(f"harness {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

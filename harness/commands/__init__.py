@@ -1,0 +1,1 @@
+"""One module per CLI subcommand: DESCRIPTION, add_arguments(parser), run(args) -> exit code."""

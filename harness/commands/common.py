@@ -1,0 +1,47 @@
+"""Helpers the subcommands share: finding and loading scenarios."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.errors import HarnessError, ScenarioError
+from harness.scenario import Scenario, load_scenario
+
+DEFAULT_SCENARIO_DIR = Path("scenarios")
+
+
+def scenario_paths(given: Sequence[str]) -> list[Path]:
+    """The files named (a directory means its *.yaml), or ./scenarios/*.yaml by default."""
+    if not given:
+        if not DEFAULT_SCENARIO_DIR.is_dir():
+            raise HarnessError(
+                "no scenario files given and no ./scenarios folder here; name the "
+                "files or run from the project folder"
+            )
+        given = [str(DEFAULT_SCENARIO_DIR)]
+    paths: list[Path] = []
+    for item in given:
+        path = Path(item)
+        if path.is_dir():
+            paths.extend(sorted(path.glob("*.yaml")))
+        elif path.exists():
+            paths.append(path)
+        else:
+            raise ScenarioError(item, None, "(file)", "no such file")
+    if not paths:
+        raise HarnessError(f"no *.yaml scenario files in {', '.join(given)}")
+    return paths
+
+
+def load_all(given: Sequence[str]) -> list[Scenario]:
+    scenarios = [load_scenario(p) for p in scenario_paths(given)]
+    seen: dict[str, str] = {}
+    for s in scenarios:
+        if s.id in seen:
+            raise HarnessError(
+                f"scenario id {s.id!r} comes from both {seen[s.id]} and {s.path}; "
+                "ids are file stems and must be unique"
+            )
+        seen[s.id] = s.path
+    return scenarios

@@ -1,0 +1,82 @@
+"""`harness emulate`: serve the emulator until stopped."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from types import FrameType
+
+from harness.commands.common import load_all
+from harness.errors import HarnessError
+
+DESCRIPTION = """\
+Serve a local emulator of the Anthropic Messages, OpenAI Responses / Chat Completions and Gemini
+APIs on 127.0.0.1, playing the scenarios' scripted model turns and rejecting every request the
+real API would reject (same status, envelope and message).
+
+It first prints one shell line per SDK base-URL variable, for the first scenario, then a comment
+line per other scenario. Point any program that uses the official SDKs at it:
+
+  harness emulate scenarios/one_tool_then_answer.yaml --port 8765 > emulator.env &
+  set -a; . ./emulator.env; set +a     # exports ANTHROPIC_BASE_URL, OPENAI_BASE_URL, ...
+  ANTHROPIC_API_KEY=dummy OPENAI_API_KEY=dummy GEMINI_API_KEY=dummy python my_agent.py
+
+The path segment after /r/ is a run id: use different ones to isolate parallel runs.
+Stop with Ctrl-C (or SIGTERM).
+"""
+
+ENV_VARS = (
+    ("anthropic", "ANTHROPIC_BASE_URL"),
+    ("openai", "OPENAI_BASE_URL"),
+    ("gemini", "GOOGLE_GEMINI_BASE_URL"),
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "scenarios", nargs="+", metavar="SCENARIO", help="scenario files or folders to serve"
+    )
+    parser.add_argument(
+        "--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)"
+    )
+    parser.add_argument(
+        "--run",
+        default="default",
+        metavar="ID",
+        help="run id used in the printed base URLs (default: default)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.emulator.server import Emulator
+
+    if not 0 <= args.port <= 65535:
+        raise HarnessError(f"--port {args.port} is not a port number (0-65535)")
+    scenarios = load_all(args.scenarios)
+    emulator = Emulator(scenarios, port=args.port).start()
+    stop = threading.Event()
+
+    def _stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    first, others = scenarios[0], scenarios[1:]
+    for provider, var in ENV_VARS:
+        print(f"{var}={emulator.base_urls(first.id, args.run)[provider]}")
+    for s in others:
+        urls = emulator.base_urls(s.id, args.run)
+        print("# " + s.id + ": " + " ".join(f"{v}={urls[p]}" for p, v in ENV_VARS))
+    sys.stdout.flush()
+    print(
+        f"harness emulate: serving {len(scenarios)} scenario(s) on {emulator.root}; Ctrl-C to stop",
+        file=sys.stderr,
+    )
+    try:
+        stop.wait()
+    finally:
+        emulator.stop()
+    print("harness emulate: stopped", file=sys.stderr)
+    return 0

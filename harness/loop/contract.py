@@ -1,0 +1,68 @@
+"""The loop contract: what the harness hands a loop under test, and what the loop returns.
+
+A loop is any callable `loop(call: LoopCall) -> LoopResult`. It talks to the provider only
+through `call.client` (an official SDK client the harness already pointed at the source, so every
+HTTP exchange is captured), runs tools only through `call.tools`, and returns the final answer
+and the chat as the app would save it. The checks judge what reached the wire, not this value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from harness.chat import Message
+
+ProviderName = Literal["anthropic", "openai", "gemini"]
+
+
+class ToolError(Exception):
+    """Raised by a tool that fails; a loop sends its message back as an error result."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSpec:
+    """A declared tool. Calling it (`spec(arguments)`) runs it: the harness records the call
+    and returns the scenario's result as text, or raises `ToolError` for a failing tool."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]  # JSON Schema of the arguments object
+    effect: Literal["read", "write"]
+    run: Callable[[Mapping[str, Any]], str] = field(repr=False, compare=False)
+
+    def __call__(self, arguments: Mapping[str, Any]) -> str:
+        return self.run(arguments)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopCall:
+    """Everything one query gives the loop (one new user message, a fresh budget: L3)."""
+
+    provider: ProviderName
+    client: Any  # anthropic.Anthropic | openai.OpenAI | google.genai.Client
+    model: str
+    system: str
+    history: tuple[Message, ...]  # the saved chat, oldest first
+    message: str  # the new user message
+    tools: tuple[ToolSpec, ...]
+    max_rounds: int
+    stream: bool = False  # use the SDK's streaming calls
+    # Gemini only: a request-size limit in bytes above which old exchanges are trimmed (L9).
+    request_size_limit: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopResult:
+    """The final answer and the chat as the app saves it (history plus this query).
+
+    `error` is set when the loop could not produce an answer (a provider error, an empty
+    reply); then `answer` must not pretend to be one (L15)."""
+
+    answer: str
+    chat: tuple[Message, ...]
+    error: str | None = None
+
+
+Loop = Callable[[LoopCall], LoopResult]
