@@ -17,6 +17,7 @@ from harness.errors import HarnessError
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 COMMANDS = {
+    "run": "Run scenarios through an agent loop on each provider and check the wire.",
     "check": "Validate scenario files (schema, tools, script vs expectations).",
     "emulate": "Serve the local emulator of the three provider APIs for scenarios.",
 }

@@ -1,0 +1,127 @@
+"""`harness run`: every scenario × provider × stream variant through the loop under test."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.commands.common import load_all
+from harness.errors import HarnessError
+from harness.scenario.model import Provider
+
+DESCRIPTION = """\
+Run scenarios through an agent loop (the reference loop, or yours with --loop) on each
+provider and stream variant, check what reached the wire, and print a table.
+
+sources:
+  scripted  the local emulator plays each scenario's script (no keys, no network)
+  live      the real APIs; keys from ANTHROPIC_API_KEY, OPENAI_API_KEY,
+            GEMINI_API_KEY / GOOGLE_API_KEY; base URLs from the SDKs' usual variables
+
+examples:
+  harness run --source scripted
+  harness run --source scripted --provider gemini scenarios/gemini_calls_without_ids.yaml
+  harness run --source scripted --loop my_app.agent:run_loop
+
+Exit codes: 0 every cell conforms, 1 findings, 2 harness or input error.
+"""
+
+PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "gemini")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "scenarios",
+        nargs="*",
+        metavar="SCENARIO",
+        help="scenario files or folders (default: ./scenarios)",
+    )
+    add_run_options(parser)
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--source",
+        choices=("scripted", "live"),
+        default="scripted",
+        help="where model answers come from (default: scripted)",
+    )
+    parser.add_argument(
+        "--provider",
+        action="append",
+        choices=PROVIDERS,
+        metavar="NAME",
+        help="run only this provider (repeatable): anthropic, openai, gemini",
+    )
+    parser.add_argument(
+        "--stream",
+        choices=("both", "on", "off"),
+        default="both",
+        help="stream variants to run (default: both, as each scenario allows)",
+    )
+    parser.add_argument(
+        "--loop",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="the loop under test (default: the reference loop)",
+    )
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="PROVIDER=MODEL",
+        help="override the model for a provider (repeatable)",
+    )
+
+
+def parse_models(items: list[str]) -> dict[str, str]:
+    models: dict[str, str] = {}
+    for item in items:
+        provider, sep, model = item.partition("=")
+        if not sep or provider not in PROVIDERS or not model:
+            raise HarnessError(
+                f"--model {item!r}: write it as PROVIDER=MODEL with PROVIDER one "
+                f"of {', '.join(PROVIDERS)}"
+            )
+        models[provider] = model
+    return models
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.commands.table import print_progress, print_table
+    from harness.findings import Finding
+    from harness.outcome import expectation_findings
+    from harness.runner import REFERENCE_LOOP, CellRun, cells, load_loop, run_cells
+    from harness.sources import LiveSource, ScriptedSource, Source
+
+    scenarios = load_all(args.scenarios)
+    models = parse_models(args.model)
+    loop = load_loop(args.loop or REFERENCE_LOOP)
+    stream = {"both": None, "on": True, "off": False}[args.stream]
+    chosen = cells(scenarios, args.provider, stream)
+    if not chosen:
+        raise HarnessError(
+            "no cell to run: the scenarios' providers/streaming and the "
+            "--provider/--stream filters leave nothing"
+        )
+    providers = sorted({c.provider for c in chosen})
+    source: Source = (
+        ScriptedSource(scenarios, models)
+        if args.source == "scripted"
+        else LiveSource(providers, models)
+    )
+    print(
+        f"harness run: {len(chosen)} cell(s), source {source.name}, loop "
+        f"{args.loop or 'reference'}",
+        file=sys.stderr,
+    )
+    results: list[tuple[CellRun, list[Finding]]] = []
+    try:
+        for run_result in run_cells(chosen, source, loop):
+            findings = expectation_findings(run_result)
+            print_progress(len(results) + 1, len(chosen), run_result, findings)
+            results.append((run_result, findings))
+    finally:
+        source.close()
+    print_table(results)
+    return 1 if any(f for _, f in results) else 0

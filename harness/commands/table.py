@@ -1,0 +1,57 @@
+"""Console output of a run: a progress line per cell and the final table."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from harness.findings import Finding
+from harness.outcome import query_outcome
+from harness.runner import CellRun
+
+ANSWER_WIDTH = 48
+
+
+def _short(text: str, width: int = ANSWER_WIDTH) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def print_progress(number: int, total: int, run: CellRun, findings: Sequence[Finding]) -> None:
+    verdict = "ok" if not findings else f"{len(findings)} finding(s)"
+    print(
+        f"[{number}/{total}] {run.cell.id:<52} {verdict:<14} {run.elapsed:6.2f}s",
+        file=sys.stderr,
+        flush=True,
+    )
+    for finding in findings:
+        print(f"    {finding.line()}", file=sys.stderr)
+
+
+def print_table(results: Sequence[tuple[CellRun, Sequence[Finding]]]) -> None:
+    header = ("scenario", "provider", "ending", "rounds", "executed tools", "answer")
+    rows: list[tuple[str, ...]] = []
+    for run, _findings in results:
+        variant = f"{run.cell.provider}{' stream' if run.cell.stream else ''}"
+        for query in run.queries:
+            got = query_outcome(query)
+            label = run.cell.scenario.id + (
+                f" #{query.index + 1}" if len(run.cell.scenario.messages) > 1 else ""
+            )
+            answer = query.answer if query.error is None else f"ERROR: {query.error}"
+            rows.append(
+                (
+                    label,
+                    variant,
+                    got.ending,
+                    str(got.rounds),
+                    ",".join(got.executed) or "-",
+                    _short(answer),
+                )
+            )
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    for row in [header, *rows]:
+        cols = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
+        print("  ".join([*cols, row[-1]]))
+    failing = sum(1 for _, f in results if f)
+    print(f"\n{len(results)} cell(s): {len(results) - failing} conform, {failing} with findings")

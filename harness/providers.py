@@ -1,0 +1,76 @@
+"""Provider facts the harness itself needs: default models, key variables, SDK clients.
+
+Each SDK is imported only when a client for it is built (importing anthropic alone takes ~2 s).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import httpx2
+
+from harness.errors import ProviderError
+from harness.scenario.model import Provider
+
+# Current default models for live runs; a scenario's `models:` and `--model` override them.
+DEFAULT_MODELS: Mapping[Provider, str] = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-5-mini",
+    "gemini": "gemini-3-flash-preview",
+}
+
+# The variables each SDK reads its key from, in the SDK's own order of preference.
+KEY_VARIABLES: Mapping[Provider, tuple[str, ...]] = {
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "openai": ("OPENAI_API_KEY",),
+    "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),  # google-genai: GOOGLE_API_KEY wins
+}
+BASE_URL_VARIABLES: Mapping[Provider, str] = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+    "gemini": "GOOGLE_GEMINI_BASE_URL",
+}
+
+
+def key_from_env(provider: Provider, env: Mapping[str, str] | None = None) -> str:
+    """The API key for `provider` from its usual variables, or one clear error naming them."""
+    env = os.environ if env is None else env
+    for name in KEY_VARIABLES[provider]:
+        if env.get(name):
+            return env[name]
+    names = " or ".join(KEY_VARIABLES[provider])
+    raise ProviderError(
+        f"the live source needs {names} set in the environment for {provider}; "
+        f"set it, or leave {provider} out with --provider"
+    )
+
+
+def make_client(
+    provider: Provider,
+    *,
+    api_key: str,
+    base_url: str | None,
+    http_client: httpx2.Client,
+    max_retries: int = 2,
+) -> Any:
+    """An official SDK client. `base_url=None` lets the SDK read its base-URL variable, exactly
+    as a user's program does."""
+    if provider == "anthropic":
+        import anthropic
+
+        return anthropic.Anthropic(
+            api_key=api_key, base_url=base_url, http_client=http_client, max_retries=max_retries
+        )
+    if provider == "openai":
+        import openai
+
+        return openai.OpenAI(
+            api_key=api_key, base_url=base_url, http_client=http_client, max_retries=max_retries
+        )
+    from google import genai
+    from google.genai import types
+
+    options = types.HttpOptions(base_url=base_url, httpx_client=http_client)
+    return genai.Client(api_key=api_key, http_options=options)

@@ -1,0 +1,175 @@
+"""Runs cells (scenario × provider × stream variant): builds the SDK client on a capturing
+HTTP client pointed at the source, hands the loop each user message in turn (the chat it saved
+becomes the next history), and keeps everything that happened."""
+
+from __future__ import annotations
+
+import importlib
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from harness.capture import Capture, Exchange
+from harness.chat import Message
+from harness.emulator.server import LogEntry
+from harness.errors import HarnessError
+from harness.loop.contract import Loop, LoopCall, LoopResult
+from harness.providers import make_client
+from harness.scenario.model import Provider, Scenario
+from harness.sources import Source
+from harness.tools import ToolRecorder, ToolRun
+
+REFERENCE_LOOP = "harness.loop.reference:reference_loop"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cell:
+    scenario: Scenario
+    provider: Provider
+    stream: bool
+
+    @property
+    def id(self) -> str:
+        return f"{self.scenario.id}[{self.provider}{'-stream' if self.stream else ''}]"
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueryRun:
+    """One user message through the loop. `exchanges` are this query's HTTP exchanges."""
+
+    index: int
+    message: str
+    answer: str
+    error: str | None
+    exchanges: tuple[Exchange, ...]
+    tool_runs: tuple[ToolRun, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellRun:
+    cell: Cell
+    source: str
+    model: str
+    queries: tuple[QueryRun, ...]
+    exchanges: tuple[Exchange, ...]
+    tool_runs: tuple[ToolRun, ...]
+    chat: tuple[Message, ...]
+    rejections: tuple[LogEntry, ...]
+    elapsed: float
+    error: str | None = None  # the loop raised, or the harness could not run the cell
+
+
+def cells(
+    scenarios: Iterable[Scenario],
+    providers: Iterable[Provider] | None = None,
+    stream: bool | None = None,
+) -> list[Cell]:
+    """Every scenario × provider × stream variant, filtered by providers and stream."""
+    chosen = tuple(providers) if providers is not None else None
+    out: list[Cell] = []
+    for s in scenarios:
+        for provider in s.providers:
+            if chosen is not None and provider not in chosen:
+                continue
+            for variant in s.streaming:
+                if stream is None or variant == stream:
+                    out.append(Cell(scenario=s, provider=provider, stream=variant))
+    return out
+
+
+def load_loop(spec: str) -> Loop:
+    """Import `module:function`; a clear error (exit 2) when it is not a callable."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise HarnessError(f"--loop {spec!r}: write it as module:function, e.g. my_app.agent:run")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise HarnessError(f"--loop {spec!r}: cannot import {module_name!r}: {exc}") from None
+    loop = getattr(module, attr, None)
+    if not callable(loop):
+        raise HarnessError(f"--loop {spec!r}: {module_name} has no callable {attr!r}")
+    return loop  # type: ignore[no-any-return]
+
+
+def run_cell(cell: Cell, source: Source, loop: Loop, run_id: str) -> CellRun:
+    started = time.monotonic()
+    s = cell.scenario
+    endpoint = source.endpoint(s, cell.provider, run_id)
+    capture = Capture()
+    recorder = ToolRecorder(s, lambda: len(capture.exchanges))
+    client = make_client(
+        cell.provider,
+        api_key=endpoint.api_key,
+        base_url=endpoint.base_url,
+        http_client=capture.http_client(),
+    )
+    history: tuple[Message, ...] = s.history
+    queries: list[QueryRun] = []
+    error: str | None = None
+    for index, turn in enumerate(s.messages):
+        first_exchange, first_run = len(capture.exchanges), len(recorder.runs)
+        call = LoopCall(
+            provider=cell.provider,
+            client=client,
+            model=endpoint.model,
+            system=s.system,
+            history=history,
+            message=turn.text,
+            tools=recorder.specs(),
+            max_rounds=s.max_rounds,
+            stream=cell.stream,
+            request_size_limit=s.gemini_max_request_bytes,
+        )
+        result, error = _call_loop(loop, call)
+        queries.append(
+            QueryRun(
+                index=index,
+                message=turn.text,
+                answer=result.answer if result else "",
+                error=result.error if result else error,
+                exchanges=tuple(capture.exchanges[first_exchange:]),
+                tool_runs=tuple(recorder.runs[first_run:]),
+            )
+        )
+        if result is None:
+            break
+        history = result.chat
+    return CellRun(
+        cell=cell,
+        source=source.name,
+        model=endpoint.model,
+        queries=tuple(queries),
+        exchanges=tuple(capture.exchanges),
+        tool_runs=tuple(recorder.runs),
+        chat=history,
+        rejections=tuple(source.rejections(run_id)),
+        elapsed=time.monotonic() - started,
+        error=error,
+    )
+
+
+def _call_loop(loop: Loop, call: LoopCall) -> tuple[LoopResult | None, str | None]:
+    try:
+        result: object = loop(call)
+    except Exception as exc:
+        frames = traceback.extract_tb(exc.__traceback__)[-1:]
+        where = f" at {frames[0].filename}:{frames[0].lineno}" if frames else ""
+        return None, f"the loop raised {type(exc).__name__}: {exc}{where}"
+    if not isinstance(result, LoopResult):
+        return None, f"the loop returned {type(result).__name__}, not a LoopResult"
+    return result, None
+
+
+def run_cells(
+    cell_list: list[Cell],
+    source: Source,
+    loop: Loop,
+    on_done: Callable[[int, int, CellRun], None] | None = None,
+) -> Iterator[CellRun]:
+    for number, cell in enumerate(cell_list, 1):
+        run = run_cell(cell, source, loop, run_id=f"{number}-{cell.provider}")
+        if on_done is not None:
+            on_done(number, len(cell_list), run)
+        yield run

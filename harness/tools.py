@@ -1,0 +1,98 @@
+"""Scenario tools as callables for the loop under test: each call is recorded (order, timing,
+thread, which model call it followed) and answered with the scenario's scripted result."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness.loop.contract import ToolError, ToolSpec
+from harness.scenario.model import Scenario, Tool
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolRun:
+    seq: int
+    name: str
+    arguments: Mapping[str, Any]
+    result: str
+    is_error: bool
+    started: float
+    ended: float
+    thread: int
+    after_call: int  # how many HTTP exchanges had been captured when the tool ran
+
+
+class ToolRecorder:
+    """Records every tool run of one cell. `exchanges_so_far` ties runs to model calls."""
+
+    def __init__(self, scenario: Scenario, exchanges_so_far: Callable[[], int]) -> None:
+        self.scenario = scenario
+        self._count_exchanges = exchanges_so_far
+        self._lock = threading.Lock()
+        self.runs: list[ToolRun] = []
+        self._calls_per_tool: dict[str, int] = {}
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(self._spec(tool) for tool in self.scenario.tools)
+
+    def _spec(self, tool: Tool) -> ToolSpec:
+        def run(arguments: Mapping[str, Any]) -> str:
+            return self._run(tool, arguments)
+
+        return ToolSpec(
+            name=tool.name,
+            description=tool.description,
+            parameters=tool.parameters,
+            effect=tool.effect,
+            run=run,
+        )
+
+    def _run(self, tool: Tool, arguments: Mapping[str, Any]) -> str:
+        started = time.monotonic()
+        after = self._count_exchanges()
+        with self._lock:
+            nth = self._calls_per_tool.get(tool.name, 0)
+            self._calls_per_tool[tool.name] = nth + 1
+        outcome, is_error = scripted_result(tool, arguments, nth)
+        # A tool takes a little time, so that tools run concurrently overlap visibly (L4).
+        time.sleep(0.002)
+        with self._lock:
+            self.runs.append(
+                ToolRun(
+                    seq=len(self.runs) + 1,
+                    name=tool.name,
+                    arguments=dict(arguments),
+                    result=outcome,
+                    is_error=is_error,
+                    started=started,
+                    ended=time.monotonic(),
+                    thread=threading.get_ident(),
+                    after_call=after,
+                )
+            )
+        if is_error:
+            raise ToolError(outcome)
+        return outcome
+
+
+def scripted_result(tool: Tool, arguments: Mapping[str, Any], nth: int) -> tuple[str, bool]:
+    """The scenario's result for the `nth` call (0-based) with `arguments`: (text, is_error)."""
+    if tool.result_kind == "error":
+        return tool.error, True
+    if tool.result_kind == "result":
+        return as_text(tool.result), False
+    if tool.result_kind == "results":
+        return as_text(tool.results[min(nth, len(tool.results) - 1)]), False
+    for case in tool.cases:
+        if all(arguments.get(k) == v for k, v in case.when.items()):
+            return as_text(case.result), False
+    return f"no scripted result of {tool.name!r} matches arguments {dict(arguments)!r}", True
+
+
+def as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
