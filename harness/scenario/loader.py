@@ -144,6 +144,13 @@ def _validate_schema(data: dict[str, Any], located: _Located) -> None:
     if not errors:
         return
     best = errors[0]
+    while best.validator in ("oneOf", "anyOf") and best.context:
+        # Descend into the branch that fits best (e.g. the one whose `role` matched), so the
+        # message names the real problem rather than every alternative.
+        deeper = jsonschema.exceptions.best_match(best.context)
+        if deeper is None or deeper is best:
+            break
+        best = deeper
     path = tuple(best.absolute_path)
     extra = _unexpected_keys(best)
     if extra:
