@@ -9,6 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+import httpx2
+
 from harness.emulator.server import Emulator, LogEntry
 from harness.errors import HarnessError
 from harness.providers import DEFAULT_MODELS, key_from_env
@@ -28,6 +30,12 @@ class Source(Protocol):
     name: str
 
     def endpoint(self, scenario: Scenario, provider: Provider, run_id: str) -> Endpoint: ...
+
+    def transport(
+        self, scenario: Scenario, provider: Provider, stream: bool
+    ) -> httpx2.BaseTransport | None:
+        """The transport under the capture (None: real HTTP). Replay serves from here."""
+        ...
 
     def rejections(self, run_id: str) -> list[LogEntry]: ...
 
@@ -53,6 +61,11 @@ class ScriptedSource:
             api_key=SCRIPTED_KEY,
             model=pick_model(scenario, provider, self.models),
         )
+
+    def transport(
+        self, scenario: Scenario, provider: Provider, stream: bool
+    ) -> httpx2.BaseTransport | None:
+        return None
 
     def rejections(self, run_id: str) -> list[LogEntry]:
         """Requests the emulator rejected as the real API would (not injected faults)."""
@@ -86,6 +99,11 @@ class LiveSource:
             api_key=self.keys[provider],
             model=pick_model(scenario, provider, self.models),
         )
+
+    def transport(
+        self, scenario: Scenario, provider: Provider, stream: bool
+    ) -> httpx2.BaseTransport | None:
+        return None
 
     def rejections(self, run_id: str) -> list[LogEntry]:
         return []
