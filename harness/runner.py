@@ -99,11 +99,12 @@ def run_cell(cell: Cell, source: Source, loop: Loop, run_id: str) -> CellRun:
     endpoint = source.endpoint(s, cell.provider, run_id)
     capture = Capture()
     recorder = ToolRecorder(s, lambda: len(capture.exchanges))
+    inner = source.transport(s, cell.provider, cell.stream)
     client = make_client(
         cell.provider,
         api_key=endpoint.api_key,
         base_url=endpoint.base_url,
-        http_client=capture.http_client(),
+        http_client=capture.http_client(inner),
     )
     history: tuple[Message, ...] = s.history
     queries: list[QueryRun] = []
