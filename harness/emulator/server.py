@@ -11,6 +11,7 @@ import contextlib
 import json
 import re
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -139,6 +140,13 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     state: _State
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (or a stream we cut on purpose) is not an error worth a
+        traceback on stderr; anything else still gets the stdlib's report."""
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

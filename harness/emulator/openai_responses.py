@@ -1,0 +1,85 @@
+"""The emulated OpenAI Responses API (`POST /v1/responses`), as it behaves under
+`store: false`: every request carries the whole history, and nothing is kept between calls.
+
+Checks live in `openai_responses_checks`, ids and encrypted reasoning in
+`openai_responses_ids`, the reply shapes in `openai_responses_render`; the error envelope,
+malformed JSON and faults are shared with Chat Completions (`openai_common`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness.emulator.openai_common import OpenAiErrors
+from harness.emulator.openai_responses_checks import CALL_TYPES, check_request, input_items
+from harness.emulator.openai_responses_ids import ResponseIds
+from harness.emulator.openai_responses_render import render_response
+from harness.emulator.wire import ApiError, Context, Position, Reply, Step
+
+MODEL_ITEM_TYPES = CALL_TYPES | {"reasoning"}
+
+
+class ResponsesApi(OpenAiErrors):
+    name = "openai-responses"
+
+    def validate(self, body: Any, ctx: Context) -> ApiError | None:
+        if not isinstance(body, Mapping):
+            return self.malformed("the body is not a JSON object")
+        return check_request(body, ResponseIds(ctx.minter))
+
+    def position(self, body: Mapping[str, Any]) -> Position:
+        forbidden = body.get("tool_choice") == "none"
+        raw = body.get("input")
+        if isinstance(raw, str):
+            return Position(user_text=raw, model_turns=0, tools_forbidden=forbidden)
+        items = input_items(body)
+        users = [n for n, item in enumerate(items) if _is_user_message(item)]
+        last = users[-1] if users else -1
+        user_text = _message_text(items[last]) if users else None
+        return Position(
+            user_text=user_text,
+            model_turns=model_turns(items[last + 1 :]),
+            tools_forbidden=forbidden,
+        )
+
+    def render(self, step: Step, body: Mapping[str, Any], ctx: Context) -> Reply:
+        return render_response(step, body, ctx)
+
+
+def model_turns(items: list[Mapping[str, Any]]) -> int:
+    """Model turns in `items`: maximal runs of consecutive model output items (reasoning,
+    calls, assistant messages); a function_call_output or any other item ends a run."""
+    turns, in_run = 0, False
+    for item in items:
+        is_output = _is_model_output(item)
+        if is_output and not in_run:
+            turns += 1
+        in_run = is_output
+    return turns
+
+
+def _is_model_output(item: Mapping[str, Any]) -> bool:
+    if item.get("type") in MODEL_ITEM_TYPES:
+        return True
+    return item.get("type") in (None, "message") and item.get("role") == "assistant"
+
+
+def _is_user_message(item: Mapping[str, Any]) -> bool:
+    return item.get("type") in (None, "message") and item.get("role") == "user"
+
+
+def _message_text(item: Mapping[str, Any]) -> str:
+    """A user message's text: the string content, or its `input_text` parts joined."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "".join(
+        str(p.get("text", ""))
+        for p in parts
+        if isinstance(p, Mapping) and p.get("type") in ("input_text", "text")
+    )
+
+
+API = ResponsesApi()
