@@ -81,7 +81,7 @@ class AnthropicMessages:
     def render(self, step: Step, body: Mapping[str, Any], ctx: Context) -> Reply:
         return anthropic_render.render(step, body, ctx)
 
-    def error(self, err: ApiError) -> Reply:
+    def error(self, err: ApiError, ctx: Context | None = None) -> Reply:
         rid = anthropic_render.request_id(Minter("anthropic-errors"), err.status, err.message)
         kind = err.kind or KIND_BY_STATUS.get(err.status, "api_error")
         payload = {
@@ -92,10 +92,12 @@ class AnthropicMessages:
         retry = NO_RETRY if 400 <= err.status < 500 and err.status != 429 else {}
         return json_reply(err.status, payload, {"request-id": rid, **retry, **err.headers})
 
-    def malformed(self, detail: str) -> ApiError:
+    def malformed(self, detail: str, raw: bytes | None = None) -> ApiError:
         return malformed_json(orjson_wording(detail))
 
-    def fault(self, kind: FaultKind, retry_after: float | None) -> ApiError:
+    def fault(
+        self, kind: FaultKind, retry_after: float | None, ctx: Context | None = None
+    ) -> ApiError:
         if kind == "rate_limit":
             headers = {} if retry_after is None else {"retry-after": f"{retry_after:g}"}
             return fault_error(RATE_LIMITED, kind, headers)

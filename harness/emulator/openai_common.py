@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from harness.emulator.tokens import Minter
-from harness.emulator.wire import ApiError, Reply, json_reply
+from harness.emulator.wire import ApiError, Context, Reply, json_reply
 from harness.scenario.model import FaultKind
 
 INVALID_REQUEST = "invalid_request_error"
@@ -70,7 +70,7 @@ _PIECE = re.compile(r"\s*\w+|\s*[^\w\s]+|\s+")
 class OpenAiErrors:
     """The `error`, `malformed` and `fault` members of `WireApi`, as both OpenAI APIs answer."""
 
-    def error(self, err: ApiError) -> Reply:
+    def error(self, err: ApiError, ctx: Context | None = None) -> Reply:
         payload = {
             "error": {
                 "message": err.message,
@@ -82,18 +82,21 @@ class OpenAiErrors:
         headers = {"x-request-id": request_id(err.message), **err.headers}
         return json_reply(err.status, payload, headers)
 
-    def malformed(self, detail: str) -> ApiError:
+    def malformed(self, detail: str, raw: bytes | None = None) -> ApiError:
         return ApiError(
             status=400, message=MALFORMED_JSON, kind=INVALID_REQUEST, rule="malformed_json"
         )
 
-    def fault(self, kind: FaultKind, retry_after: float | None) -> ApiError:
+    def fault(
+        self, kind: FaultKind, retry_after: float | None, ctx: Context | None = None
+    ) -> ApiError:
         """429 for `rate_limit`, 503 for `overloaded`, else 500 (the server plays `slow` and
         `stream_cut` itself and never asks for them)."""
         rid = request_id(kind)
         if kind == "rate_limit":
             wait = DEFAULT_RETRY_AFTER if retry_after is None else retry_after
-            text = RATE_LIMIT.format(model=FAULT_MODEL, org=FAULT_ORG, wait=_wait_text(wait))
+            model = ctx.model if ctx is not None and ctx.model else FAULT_MODEL
+            text = RATE_LIMIT.format(model=model, org=FAULT_ORG, wait=_wait_text(wait))
             return ApiError(
                 status=429,
                 message=text,

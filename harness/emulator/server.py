@@ -257,15 +257,17 @@ class _Exchange:
         self.body: Any = None
         self.step: Step | None = None
         self.fault: str | None = None
+        self.ctx: Context | None = None
 
     def serve(self) -> None:
         try:
             self.body = json.loads(self.raw.decode("utf-8")) if self.raw else None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             self.body = self.raw.decode("utf-8", "replace")
-            self._fail(self.api.malformed(str(exc)))
+            self._fail(self.api.malformed(str(exc), self.raw))
             return
         ctx = self._context()
+        self.ctx = ctx
         problem = self.api.validate(self.body, ctx)
         if problem is not None:
             self._fail(problem)
@@ -314,10 +316,10 @@ class _Exchange:
         elif fault.kind == "stream_cut":
             self._send(self.api.render(step, self.body, ctx), None, cut=True)
         else:
-            self._fail(self.api.fault(fault.kind, fault.retry_after))
+            self._fail(self.api.fault(fault.kind, fault.retry_after, ctx))
 
     def _fail(self, error: ApiError) -> None:
-        self._send(self.api.error(error), error)
+        self._send(self.api.error(error, self.ctx), error)
 
     def _send(self, reply: Reply, error: ApiError | None, cut: bool = False) -> None:
         headers = {

@@ -59,14 +59,14 @@ def _mac(kind: str, content: str) -> bytes:
 
 def decode_b64(text: str) -> bytes | None:
     """Decode standard or URL-safe base64, padded or not (SDKs differ). None if not base64."""
-    cleaned = text.strip()
+    cleaned = text.strip().replace("-", "+").replace("_", "/")
     cleaned += "=" * (-len(cleaned) % 4)
-    for decoder in (base64.b64decode, base64.urlsafe_b64decode):
-        try:
-            return decoder(cleaned.encode("ascii"))
-        except (binascii.Error, ValueError, UnicodeEncodeError):
-            continue
-    return None
+    try:
+        # validate=True: without it b64decode silently drops characters outside the alphabet
+        # and returns the wrong bytes instead of failing.
+        return base64.b64decode(cleaned.encode("ascii"), validate=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        return None
 
 
 def verify(kind: str, content: str, raw: bytes | None) -> Verdict:

@@ -86,13 +86,15 @@ class WireApi(Protocol):
     def render(self, step: Step, body: Mapping[str, Any], ctx: Context) -> Reply:
         """The provider's exact response (JSON or stream) for this step."""
 
-    def error(self, err: ApiError) -> Reply:
+    def error(self, err: ApiError, ctx: Context | None = None) -> Reply:
         """The provider's error envelope for `err` (status, headers such as retry-after)."""
 
-    def malformed(self, detail: str) -> ApiError:
+    def malformed(self, detail: str, raw: bytes | None = None) -> ApiError:
         """The real API's answer to a body that is not valid JSON."""
 
-    def fault(self, kind: FaultKind, retry_after: float | None) -> ApiError:
+    def fault(
+        self, kind: FaultKind, retry_after: float | None, ctx: Context | None = None
+    ) -> ApiError:
         """The real API's error for an injected fault: `rate_limit` (429), `server_error`
         (500) or `overloaded` (Anthropic 529; the others' 503)."""
 
