@@ -104,6 +104,7 @@ class WireResponse:
     error_type: str | None = None
     candidates: int = 1  # Gemini: responses per call
     streamed: bool = False
+    id: str | None = None  # msg_… / resp_… / chatcmpl-… / Gemini responseId
     raw: Any = None  # the turn as the model gave it (Anthropic content, OpenAI output, ...)
 
 
@@ -114,6 +115,7 @@ class ParseProblem:
 
     message: str
     path: str
+    side: Literal["request", "response", "exchange"] = "request"  # which body `path` is in
 
 
 @dataclass(frozen=True, kw_only=True)
