@@ -5,6 +5,8 @@ becomes the next history), and keeps everything that happened."""
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
@@ -83,6 +85,8 @@ def load_loop(spec: str) -> Loop:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise HarnessError(f"--loop {spec!r}: write it as module:function, e.g. my_app.agent:run")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` does, so a loop beside you imports
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

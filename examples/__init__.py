@@ -1,0 +1,1 @@
+"""Example loops written against the loop contract (see README, "The loop contract")."""
