@@ -14,11 +14,12 @@ import httpx2
 from harness.errors import ProviderError
 from harness.scenario.model import Provider
 
-# Current default models for live runs; a scenario's `models:` and `--model` override them.
+# Current default models (none on its SDK's deprecation list as of anthropic 2.14, openai
+# 3.57, google-genai 3.6); a scenario's `models:` and `--model` override them.
 DEFAULT_MODELS: Mapping[Provider, str] = {
-    "anthropic": "claude-sonnet-4-5",
-    "openai": "gpt-5-mini",
-    "gemini": "gemini-3-flash-preview",
+    "anthropic": "claude-sonnet-4-6",
+    "openai": "gpt-5.4-mini",
+    "gemini": "gemini-3.5-flash",
 }
 
 # The variables each SDK reads its key from, in the SDK's own order of preference.

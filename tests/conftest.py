@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.emulator.server import Emulator
+from harness.runner import CellRun
 from harness.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,3 +46,18 @@ def run_id(request: pytest.FixtureRequest) -> str:
     """A run id unique to the test, so logs and fault counters never mix."""
     name = request.node.nodeid.split("::")[-1]
     return "".join(c if c.isalnum() or c in "._-" else "-" for c in name)[:120]
+
+
+@pytest.fixture(scope="session")
+def reference_library_runs() -> list[CellRun]:
+    """Every scenario × provider × stream variant of the library through the reference loop
+    on the scripted source, run once per session (several test modules read the results)."""
+    from harness.runner import REFERENCE_LOOP, cells, load_loop, run_cells
+    from harness.sources import ScriptedSource
+
+    scenarios = library()
+    source = ScriptedSource(scenarios, {})
+    try:
+        return list(run_cells(cells(scenarios), source, load_loop(REFERENCE_LOOP)))
+    finally:
+        source.close()
