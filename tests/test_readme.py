@@ -1,0 +1,47 @@
+"""The README's loop-contract example is real code: it runs and conforms."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.outcome import expectation_findings
+from harness.runner import cells, load_loop, run_cells
+from harness.sources import ScriptedSource
+from tests.conftest import ROOT, library
+
+
+def test_readme_opens_with_the_two_commands() -> None:
+    head = (ROOT / "README.md").read_text().split("## ")[0]
+    blocks = re.findall(r"```sh\n(.*?)```", head, re.S)
+    assert len(blocks) == 2
+    assert "harness run" in blocks[0] and "pip install" in blocks[0]
+    assert "pytest" in blocks[1] and "'.[test]'" in blocks[1]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert blocks[1].strip() in ci
+
+
+def test_readme_contract_example_runs_and_conforms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## The loop contract", 1)[1]
+    code = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    (tmp_path / "readme_loop.py").write_text(code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("readme_loop", None)
+    loop = load_loop("readme_loop:run")
+    scenarios = library()
+    source = ScriptedSource(scenarios, {})
+    try:
+        runs = list(
+            run_cells(cells(scenarios, providers=["anthropic"], stream=False), source, loop)
+        )
+    finally:
+        source.close()
+    assert runs
+    for run in runs:
+        assert expectation_findings(run) == [], run.cell.id
