@@ -93,6 +93,11 @@ class CapturingTransport(httpx2.BaseTransport):
         except Exception as exc:
             pending.finish(None, [], b"", f"{type(exc).__name__}: {exc}")
             raise
+        if response.is_stream_consumed:
+            # An in-memory response (e.g. a mock transport) was read when it was built; its
+            # stream will not be iterated again, so record it now.
+            pending.finish(response.status_code, _raw_headers(response), response.content, None)
+            return response
         stream = response.stream
         assert isinstance(stream, httpx2.SyncByteStream)
         response.stream = _TeeStream(stream, pending, response)
@@ -167,8 +172,13 @@ class _TeeStream(httpx2.SyncByteStream):
         self.inner.close()
 
     def _finish(self) -> None:
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in self.response.headers.raw]
-        self.pending.finish(self.response.status_code, headers, bytes(self.buffer), self.error)
+        self.pending.finish(
+            self.response.status_code, _raw_headers(self.response), bytes(self.buffer), self.error
+        )
+
+
+def _raw_headers(response: httpx2.Response) -> list[tuple[str, str]]:
+    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw]
 
 
 def _decoded_text(status: int | None, headers: list[tuple[str, str]], raw: bytes) -> str:
