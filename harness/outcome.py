@@ -1,5 +1,6 @@
-"""What a query did, read from the wire and the tool log, and how it compares with the
-scenario's expectations (ending, rounds, executed tools, tools that must not run)."""
+"""What a query did, read from the wire and the tool log; how it compares with the scenario's
+expectations (ending, rounds, executed tools, tools that must not run); and the cell's findings:
+those expectations plus every loop and provider rule (`harness.checks`)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,28 @@ def query_outcome(query: QueryRun) -> QueryOutcome:
     )
 
 
+def cell_findings(run: CellRun) -> list[Finding]:
+    """Everything wrong with a cell: the scenario's expectations and the API's rejections,
+    then the findings of every rule check (L1–L15 and the provider rules)."""
+    from harness.checks import input_from_run, run_checks
+
+    return [*scenario_findings(run), *run_checks(input_from_run(run))]
+
+
+def cell_verdicts(run: CellRun, findings: list[Finding] | None = None) -> dict[str, str]:
+    """Rule id → pass / fail / n/a for the cell (for reports)."""
+    from harness.checks import input_from_run, rule_verdicts
+
+    return dict(rule_verdicts(input_from_run(run), findings))
+
+
 def expectation_findings(run: CellRun) -> list[Finding]:
+    """The cell's findings, expectations and rules together (`cell_findings`; this name is
+    kept for callers written before the rule checks existed)."""
+    return cell_findings(run)
+
+
+def scenario_findings(run: CellRun) -> list[Finding]:
     """The scenario's expectations against what happened, plus every request the emulator
     rejected as the real API would."""
     findings: list[Finding] = []

@@ -1,0 +1,306 @@
+"""What each call sends besides the new round: L7 (one selection rule), L8 (the active sequence
+resent whole, no chain cut) and L9 (Gemini trims old exchanges, never the active turn)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+
+from harness.chat import AssistantMessage, Message
+from harness.checks.input import CheckInput, QueryInput
+from harness.checks.registry import rule
+from harness.checks.view import (
+    Entry,
+    chat_entries,
+    describe_entry,
+    entry_matches,
+    failed,
+    logical_calls,
+    message_key,
+    pairs,
+    split,
+    wire_entries,
+)
+from harness.findings import Finding
+from harness.loop.selection import MAX_SELECTED_MESSAGES, select_context
+from harness.trace.model import WireCall, WireMessage
+
+# ---- L7 --------------------------------------------------------------------------------------
+
+
+def _with_history(data: CheckInput) -> bool:
+    return bool(data.trace.calls) and data.scenario is not None
+
+
+@rule(
+    "L7",
+    title="One selection rule",
+    description="Each query sends the selection of the saved chat: at most the last "
+    f"{MAX_SELECTED_MESSAGES} messages, cut only where a user message starts, in order, no user "
+    "message or text left out (saved tool chains may be flattened to their text; Gemini may "
+    "trim whole old exchanges, L9).",
+    needs="scenario",
+    applies=_with_history,
+)
+def context_is_the_selection(data: CheckInput) -> Iterator[Finding]:
+    assert data.scenario is not None
+    trims = data.scenario.gemini_max_request_bytes is not None
+    for query in data.queries:
+        calls = logical_calls(query.calls)
+        if query.history is None or not calls:
+            continue
+        first = calls[0]
+        sent_split = split(first.request, query.message)
+        if sent_split.user is None:
+            continue  # the user message itself is missing: L8 says so
+        selected = [m for m in select_context(query.history) if not _empty(m)]
+        expected = chat_entries(selected)
+        sent = wire_entries(sent_split.context)
+        suffix_only = trims and first.request.api == "gemini"
+        yield from _compare(query, first, sent, expected, suffix_only)
+
+
+def _empty(message: Message) -> bool:
+    return isinstance(message, AssistantMessage) and not message.text and not message.tool_calls
+
+
+def _compare(
+    query: QueryInput,
+    call: WireCall,
+    sent: Sequence[Entry],
+    expected: Sequence[Entry],
+    suffix_only: bool,
+) -> Iterator[Finding]:
+    base = Finding(rule="L7", query=query.index, call=call.number, path="messages", message="")
+    if len(sent) > MAX_SELECTED_MESSAGES:
+        yield replace(
+            base,
+            message=f"{len(sent)} saved messages were sent before the user message",
+            expected=f"at most {MAX_SELECTED_MESSAGES}",
+            actual=str(len(sent)),
+        )
+    starts = [0]
+    if suffix_only:  # old exchanges trimmed from the front (L9 judges how)
+        starts = [i for i, e in enumerate(expected) if e[0] == "user"] or [0]
+    mismatches = [_mismatch(sent, expected[start:]) for start in starts]
+    if None in mismatches:
+        return
+    mismatch = min(m for m in mismatches if m is not None)
+    yield replace(
+        base,
+        message="the context sent is not the selection of the saved chat "
+        f"(first difference at sent message {mismatch + 1})",
+        expected=f"{len(expected)} message(s) from "
+        + (describe_entry(expected[0]) if expected else "nothing"),
+        actual=f"{len(sent)} message(s) from " + (describe_entry(sent[0]) if sent else "nothing"),
+    )
+
+
+def _mismatch(sent: Sequence[Entry], expected: Sequence[Entry]) -> int | None:
+    """None when `sent` is `expected` in order — each saved message as saved or flattened to
+    its text, leaving out only saved tool results and tool-only turns; else the position of the
+    first sent message that does not fit (`len(sent)` when a selected message is missing)."""
+    at = 0
+    for position, entry in enumerate(sent):
+        while True:
+            if at == len(expected):
+                return position
+            taken = _take(entry, expected, at)
+            if taken is not None:
+                at = taken
+                break
+            if not _may_leave_out(expected[at]):
+                return position
+            at += 1
+    if any(not _may_leave_out(e) for e in expected[at:]):
+        return len(sent)
+    return None
+
+
+def _take(entry: Entry, expected: Sequence[Entry], at: int) -> int | None:
+    """Where the saved messages `entry` stands for end: one saved message (as saved, or a
+    turn flattened to its text), or several consecutive saved turns read as one — OpenAI's
+    input items of one side run together into one turn on the wire."""
+    if entry_matches(entry, expected[at]) or _flat_match(entry, expected[at]):
+        return at + 1
+    if entry[0] != "model":
+        return None
+    flattened = entry[2] == ()
+    text, calls = "", ()
+    for j in range(at, len(expected)):
+        saved = expected[j]
+        if saved[0] == "model":
+            text = f"{text}{saved[1]}"
+            more = saved[2] if isinstance(saved[2], tuple) and not flattened else ()
+            calls = (*calls, *more)
+            if entry_matches(entry, ("model", text, calls)):
+                return j + 1
+        elif not (saved[0] == "result" and flattened):
+            return None
+    return None
+
+
+def _flat_match(sent: Entry, saved: Entry) -> bool:
+    """A saved turn sent as its text alone (its requests left out)."""
+    return sent[0] == saved[0] == "model" and sent[2] == () and sent[1] == saved[1]
+
+
+def _may_leave_out(saved: Entry) -> bool:
+    """Parts of a saved tool chain a flattening conversion drops (a chain left half-sent is
+    L6's and L8's)."""
+    return saved[0] == "result" or (saved[0] == "model" and not saved[1])
+
+
+# ---- L8 --------------------------------------------------------------------------------------
+
+
+@rule(
+    "L8",
+    title="The active sequence is resent whole",
+    description="Every call of a query resends the same selected context and the whole "
+    "active sequence (the user message, every turn and result so far); no chain of requests "
+    "and results is cut in the middle.",
+    needs="wire",
+)
+def active_sequence_resent_whole(data: CheckInput) -> Iterator[Finding]:
+    for query in data.queries:
+        calls = logical_calls(query.calls)
+        for call in calls:
+            yield from _chain_cut(query, call)
+        for a, b in pairs(calls):
+            if not failed(a):  # a rejected request may be fixed before it is sent again
+                yield from _resent(query, a, b)
+
+
+def _chain_cut(query: QueryInput, call: WireCall) -> Iterator[Finding]:
+    found = split(call.request, query.message)
+    if found.user is None:
+        if query.message:
+            yield Finding(
+                rule="L8",
+                query=query.index,
+                call=call.number,
+                path="messages",
+                message="the request does not hold the query's user message",
+                expected=repr(query.message[:60]),
+                actual="missing",
+            )
+        return
+    if found.context and found.context[0].role == "tool":
+        first = found.context[0]
+        yield Finding(
+            rule="L8",
+            query=query.index,
+            call=call.number,
+            path=first.path,
+            ids=tuple(filter(None, (r.call_id for r in first.results))),
+            message="the context starts inside a chain: results whose request was cut off",
+            expected="a cut where a user message starts",
+            actual="the first message holds tool results",
+        )
+
+
+def _resent(query: QueryInput, a: WireCall, b: WireCall) -> Iterator[Finding]:
+    sa, sb = split(a.request, query.message), split(b.request, query.message)
+    if sa.user is None or sb.user is None:
+        return
+    before, now = [message_key(m) for m in sa.context], [message_key(m) for m in sb.context]
+    # Gemini may trim whole old exchanges as the active sequence grows (L9 judges how).
+    shrinks = b.request.api == "gemini" and len(now) <= len(before)
+    if now != before and not (shrinks and before[len(before) - len(now) :] == now):
+        yield Finding(
+            rule="L8",
+            query=query.index,
+            call=b.number,
+            path="messages",
+            message=f"the selected context differs from the one call {a.number} sent",
+            expected=f"the same {len(before)} message(s) before the user message",
+            actual=f"{len(now)} message(s), not the same",
+        )
+    dropped = _first_change(sa.active, sb.active)
+    if dropped is not None:
+        yield Finding(
+            rule="L8",
+            query=query.index,
+            call=b.number,
+            path=sb.active[dropped].path if dropped < len(sb.active) else "messages",
+            message=f"the active sequence of call {a.number} was not resent whole: its "
+            f"message {dropped + 1} after the user message was dropped or changed",
+            expected=f"{len(sa.active)} earlier message(s) unchanged, then the new round",
+            actual=f"{len(sb.active)} message(s) after the user message",
+        )
+
+
+def _first_change(earlier: Sequence[WireMessage], later: Sequence[WireMessage]) -> int | None:
+    """The first position where `later` does not repeat `earlier`, or None."""
+    for i, message in enumerate(earlier):
+        if i >= len(later) or message_key(later[i]) != message_key(message):
+            return i
+    return None
+
+
+# ---- L9 --------------------------------------------------------------------------------------
+
+
+@rule(
+    "L9",
+    title="Gemini trims, never the active turn",
+    description="A Gemini request over its size limit drops whole old exchanges of the "
+    "selected context, never any step of the active turn.",
+    needs="wire",
+    apis=("gemini",),
+)
+def gemini_trims_old_exchanges_only(data: CheckInput) -> Iterator[Finding]:
+    limit = data.scenario.gemini_max_request_bytes if data.scenario is not None else None
+    for query in data.queries:
+        calls = [c for c in logical_calls(query.calls) if c.request.api == "gemini"]
+        for call in calls:
+            yield from _trimmed(query, call, limit)
+        for a, b in pairs(calls):
+            sa, sb = split(a.request, query.message), split(b.request, query.message)
+            if failed(a) or sa.user is None or sb.user is None:
+                continue
+            dropped = _first_change(sa.active, sb.active)
+            if dropped is not None:
+                yield Finding(
+                    rule="L9",
+                    query=query.index,
+                    call=b.number,
+                    path="contents",
+                    message=f"the active turn was trimmed: step {dropped + 1} after the user "
+                    f"message (as sent on call {a.number}) is missing or changed",
+                    expected="every step of the active turn kept",
+                    actual=f"{len(sb.active)} of {len(sa.active)}+ step(s)",
+                )
+
+
+def _trimmed(query: QueryInput, call: WireCall, limit: int | None) -> Iterator[Finding]:
+    found = split(call.request, query.message)
+    base = Finding(rule="L9", query=query.index, call=call.number, message="")
+    if found.user is None:
+        if query.message:
+            yield replace(
+                base,
+                path="contents",
+                message="the query's user message (the start of the active turn) is missing",
+                expected=repr(query.message[:60]),
+                actual="trimmed away",
+            )
+        return
+    if found.context and found.context[0].role == "model":
+        yield replace(
+            base,
+            path=found.context[0].path,
+            message="the trimmed context starts inside an exchange (a model turn first)",
+            expected="whole exchanges dropped: the context starts with a user message",
+            actual="a model turn first",
+        )
+    if limit is not None and call.request.size_bytes > limit and found.context:
+        yield replace(
+            base,
+            path="contents",
+            message=f"the request is over the size limit yet still carries "
+            f"{len(found.context)} old message(s) that could have been trimmed",
+            expected=f"at most {limit} bytes, or no old exchange left",
+            actual=f"{call.request.size_bytes} bytes",
+        )

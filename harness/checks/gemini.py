@@ -1,0 +1,187 @@
+"""Gemini rules (trimming is L9, in `context.py`), with the evidence (providers.md §4, §5):
+
+- One response per call: the loop reads `candidates[0]`; asking for more (candidateCount) or
+  getting more leaves the others unanswered.
+- G3 ``Function call is missing a thought_signature in functionCall parts…`` — the model
+  `Content` goes back unchanged: all parts, same order, signatures kept, no ids made up where
+  the model gave none.
+- Automatic function calling: with Python callables as tools, google-genai runs them itself and
+  sends extra requests marked `+afc` in `x-goog-api-client` (google/genai/models.py:
+  `get_usage_header(…, usage='afc')`), so the loop no longer controls rounds or budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from itertools import pairwise
+
+from harness.checks.input import CheckInput
+from harness.checks.registry import rule
+from harness.checks.view import (
+    appended_turn,
+    asks_tools,
+    calls_match,
+    describe_calls,
+    ids_of,
+    logical_calls,
+    pairs,
+)
+from harness.findings import Finding
+from harness.trace.common import items, obj
+from harness.trace.gemini import field_of, signature_bytes
+from harness.trace.model import ApiName, Opaque, WireCall, WireMessage, WireResponse, WireToolCall
+
+API: tuple[ApiName, ...] = ("gemini",)
+
+
+def _calls(data: CheckInput) -> list[WireCall]:
+    return [c for c in data.trace.calls if c.request.api == "gemini"]
+
+
+@rule(
+    "gemini.one_candidate",
+    title="One response per call",
+    description="Each call asks for and gets a single candidate; the loop answers one turn per "
+    "call.",
+    needs="wire",
+    apis=API,
+)
+def one_candidate_per_call(data: CheckInput) -> Iterator[Finding]:
+    for call in _calls(data):
+        config = call.request.extra.get("generationConfig")
+        asked = field_of(config if isinstance(config, dict) else None, "candidateCount")
+        if isinstance(asked, int) and asked > 1:
+            yield Finding(
+                rule="gemini.one_candidate",
+                call=call.number,
+                path="generationConfig.candidateCount",
+                message="the call asks for several candidates",
+                expected="1 (or absent)",
+                actual=str(asked),
+            )
+        if call.response.candidates > 1:
+            yield Finding(
+                rule="gemini.one_candidate",
+                call=call.number,
+                path="response.candidates",
+                message="the reply holds several candidates; only one can continue the loop",
+                expected="1",
+                actual=str(call.response.candidates),
+            )
+
+
+@rule(
+    "gemini.no_afc",
+    title="No automatic function calling",
+    description="The loop runs the tools, not the SDK: no request carries the SDK's `afc` "
+    "usage mark or its answers (Python callables as tools turn AFC on, and the SDK adds "
+    "requests the loop never made).",
+    needs="wire",
+    apis=API,
+)
+def no_automatic_function_calling(data: CheckInput) -> Iterator[Finding]:
+    for call in _calls(data):
+        if call.request.automatic_function_calling:
+            yield Finding(
+                rule="gemini.no_afc",
+                call=call.number,
+                path="headers.x-goog-api-client",
+                message="the SDK's automatic function calling made this request",
+                expected="automatic function calling disabled",
+                actual="x-goog-api-client carries +afc",
+            )
+        else:
+            yield from _afc_answers(call)
+
+
+def _afc_answers(call: WireCall) -> Iterator[Finding]:
+    """The SDK's own answers: `{"result": …}` without the id of a call that had one (what
+    google-genai builds when it runs the functions itself, providers.md §4)."""
+    messages = call.request.messages
+    for before, message in pairwise(messages):
+        if message.role != "tool" or not ids_of(before.calls):
+            continue
+        for k, part in enumerate(items((obj(message.raw) or {}).get("parts"))):
+            answer = obj(field_of(obj(part), "functionResponse"))
+            response = obj((answer or {}).get("response"))
+            if answer is not None and "id" not in answer and set(response or {}) == {"result"}:
+                yield Finding(
+                    rule="gemini.no_afc",
+                    call=call.number,
+                    path=f"{message.path}.parts[{k}]",
+                    message="an answer shaped by the SDK's automatic function calling "
+                    '({"result": …}, the call\'s id left out)',
+                    expected="the loop's own answer carrying the call's id",
+                    actual=f"functionResponse {answer.get('name')!r} without id",
+                )
+
+
+def _replies_resent(data: CheckInput) -> bool:
+    return any(asks_tools(c) for c in _calls(data))
+
+
+@rule(
+    "gemini.content_unchanged",
+    title="Model content returned unchanged",
+    description="Within a query, each model Content goes back as it came: its function calls "
+    "in order with their names, arguments and ids, and every thought signature (G3).",
+    needs="wire",
+    apis=API,
+    applies=_replies_resent,
+    part_of="L5",
+)
+def model_content_returned_unchanged(data: CheckInput) -> Iterator[Finding]:
+    for query in data.queries:
+        calls = [c for c in logical_calls(query.calls) if c.request.api == "gemini"]
+        for a, b in pairs(calls):
+            if not asks_tools(a):
+                continue
+            found = appended_turn(a, b, query.message)
+            if found is None:
+                continue  # the turn itself is missing: L5 says so
+            for problem, expected, actual in _differences(a.response, found.turn):
+                yield Finding(
+                    rule="gemini.content_unchanged",
+                    query=query.index,
+                    call=b.number,
+                    path=found.turn.path,
+                    message=f"the model content of call {a.number}'s reply was changed: {problem}",
+                    expected=expected,
+                    actual=actual,
+                )
+
+
+def _differences(given: WireResponse, sent: WireMessage) -> Iterator[tuple[str, str, str]]:
+    """Function calls and thought signatures; the text is L5's, and thought summaries without a
+    signature are not needed back (the API accepts their absence)."""
+    if not calls_match(given.calls, sent.calls):
+        yield "function calls differ", describe_calls(given.calls), describe_calls(sent.calls)
+    elif [_signature(c.signature) for c in given.calls] != [
+        _signature(c.signature) for c in sent.calls
+    ]:
+        yield (
+            "a function call lost or changed its thought signature",
+            _signed(given.calls),
+            _signed(sent.calls),
+        )
+    elif _signatures(given.opaque) != _signatures(sent.opaque):
+        given_count, sent_count = len(_signatures(given.opaque)), len(_signatures(sent.opaque))
+        yield (
+            "thought signatures differ",
+            f"{given_count} signature(s) as given",
+            f"{sent_count} signature(s)" + (", changed" if given_count == sent_count else ""),
+        )
+
+
+def _signature(token: str | None) -> bytes | str | None:
+    return signature_bytes(token) or token
+
+
+def _signatures(opaque: tuple[Opaque, ...]) -> list[bytes | str | None]:
+    return [_signature(o.token) for o in opaque if o.token]
+
+
+def _signed(calls: Sequence[WireToolCall]) -> str:
+    return ", ".join(f"{c.name} {'signed' if c.signature else 'unsigned'}" for c in calls) or (
+        "no call"
+    )
