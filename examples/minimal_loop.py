@@ -1,7 +1,8 @@
 """A deliberately minimal agent loop written against harness's loop contract.
 
 It is not the reference loop: about a hundred lines of plain SDK code, non-streaming, one
-function per provider. Check it with:
+function per provider. It resends saved history as text only and ignores
+`call.request_size_limit` (Gemini trimming, L9) — the checks report the latter. Check it with:
 
     harness run --source scripted --loop examples.minimal_loop:run
 """

@@ -69,6 +69,10 @@ def test_a_minimal_loop_that_is_not_ours_is_served_by_the_contract() -> None:
         source.close()
     assert runs
     for run in runs:
+        if run.cell.scenario.id == "gemini_request_over_size_limit":
+            # The minimal loop deliberately ignores `request_size_limit`; the checks say so.
+            assert {f.rule for f in expectation_findings(run)} == {"L9"}
+            continue
         _assert_matches_scenario(run)
 
 
