@@ -42,6 +42,7 @@ class QueryRun:
 
     index: int
     message: str
+    history: tuple[Message, ...]  # the saved chat the loop was given for this message
     answer: str
     error: str | None
     exchanges: tuple[Exchange, ...]
@@ -132,6 +133,7 @@ def run_cell(cell: Cell, source: Source, loop: Loop, run_id: str) -> CellRun:
             QueryRun(
                 index=index,
                 message=turn.text,
+                history=history,
                 answer=result.answer if result else "",
                 error=result.error if result else error,
                 exchanges=tuple(capture.exchanges[first_exchange:]),

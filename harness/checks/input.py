@@ -17,14 +17,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.chat import Message, UserMessage
+from harness.chat import Message
 from harness.scenario.model import Provider, Scenario
 from harness.trace.model import ApiName, ParseProblem, Trace, WireCall, WireMessage
 from harness.trace.parse import ExchangeLike, api_of, parse_exchange
 
 if TYPE_CHECKING:  # the runner pulls in the emulator; wire-only use needs none of it
     from harness.capture import Exchange
-    from harness.runner import CellRun, QueryRun
+    from harness.runner import CellRun
     from harness.tools import ToolRun
 
 API_OF_PROVIDER: dict[Provider, ApiName] = {
@@ -108,7 +108,7 @@ def input_from_run(run: CellRun) -> CheckInput:
             ),
             answer=query.answer,
             error=query.error,
-            history=_history(scenario, run.chat, run.queries, query),
+            history=query.history,
         )
         for query in run.queries
     )
@@ -147,24 +147,6 @@ def _numbered(
 def _call_before(positions: Sequence[int], exchanges_done: int) -> int:
     """The number of model calls among the first `exchanges_done` exchanges."""
     return sum(1 for p in positions if p <= exchanges_done)
-
-
-def _history(
-    scenario: Scenario,
-    chat: tuple[Message, ...],
-    queries: Sequence[QueryRun],
-    query: QueryRun,
-) -> tuple[Message, ...] | None:
-    """The saved chat the loop was given: the scenario's history for the first message; for
-    a later one, the chat the loop saved up to that message (the runner hands each query the
-    chat the previous one returned). None when the saved chat does not show it."""
-    if query.index == 0:
-        return scenario.history
-    for i in range(len(chat) - 1, -1, -1):
-        message = chat[i]
-        if isinstance(message, UserMessage) and message.text == query.message:
-            return chat[:i]
-    return None
 
 
 # ---- wire only -----------------------------------------------------------------------------
