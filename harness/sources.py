@@ -1,5 +1,5 @@
 """Where a run's model answers come from: the scripted emulator or the live APIs (the
-cassette source comes with recording and replay). Each gives, per cell, the base URL and key
+cassette source lives in `harness.cassettes.source`). Each gives, per cell, the base URL and key
 to build the official SDK client with."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import httpx2
 
 from harness.emulator.server import Emulator, LogEntry
 from harness.errors import HarnessError
+from harness.findings import Finding
 from harness.providers import DEFAULT_MODELS, key_from_env
 from harness.scenario.model import Provider, Scenario
 
@@ -38,6 +39,11 @@ class Source(Protocol):
         ...
 
     def rejections(self, run_id: str) -> list[LogEntry]: ...
+
+    def findings(self, scenario: Scenario, provider: Provider, stream: bool) -> list[Finding]:
+        """The source's own findings on a cell it served (replay: drift, missing or unused
+        recordings)."""
+        ...
 
     def close(self) -> None: ...
 
@@ -70,6 +76,9 @@ class ScriptedSource:
     def rejections(self, run_id: str) -> list[LogEntry]:
         """Requests the emulator rejected as the real API would (not injected faults)."""
         return [e for e in self.emulator.log(run_id) if e.error is not None and e.fault is None]
+
+    def findings(self, scenario: Scenario, provider: Provider, stream: bool) -> list[Finding]:
+        return []
 
     def close(self) -> None:
         self.emulator.stop()
@@ -106,6 +115,9 @@ class LiveSource:
         return None
 
     def rejections(self, run_id: str) -> list[LogEntry]:
+        return []
+
+    def findings(self, scenario: Scenario, provider: Provider, stream: bool) -> list[Finding]:
         return []
 
     def close(self) -> None:

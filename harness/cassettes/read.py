@@ -1,7 +1,8 @@
 """Read any vcrpy cassette (ours or another project's) into decoded exchanges.
 
 Handles the body forms seen in the wild: JSON stored parsed (`parsed_body`), JSON as an
-escaped string (`body: '...'` or `body: {string: ...}`), `!!binary` gzip bodies, and SSE text.
+escaped string (`body: '...'` or `body: {string: ...}`), `!!binary` gzip bodies, and SSE text;
+and ours: SSE stored as its events (`events:`, rebuilt to the exact text by `sse.py`).
 """
 
 from __future__ import annotations
@@ -89,6 +90,10 @@ def _headers(raw: Any) -> dict[str, tuple[str, ...]]:
 
 
 def _body_text(part: Mapping[str, Any], headers: Mapping[str, tuple[str, ...]]) -> str:
+    if "events" in part:
+        from harness.cassettes.sse import body_from_yaml
+
+        return body_from_yaml(part.get("sse"), part["events"]).text()
     if "parsed_body" in part:
         return json.dumps(part["parsed_body"], ensure_ascii=False)
     body = part.get("body")

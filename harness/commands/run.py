@@ -4,21 +4,32 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from harness.commands.common import load_all
 from harness.errors import HarnessError
 from harness.scenario.model import Provider
+
+if TYPE_CHECKING:
+    from harness.runner import Cell
+    from harness.scenario.model import Scenario
+    from harness.sources import Source
 
 DESCRIPTION = """\
 Run scenarios through an agent loop (the reference loop, or yours with --loop) on each
 provider and stream variant, check what reached the wire, and print a table.
 
 sources:
+  cassette  the recorded cassettes in ./cassettes (default; offline, network blocked):
+            requests are compared with the recording (drift is reported, and fails
+            with --strict); a missing or unused recording fails
   scripted  the local emulator plays each scenario's script (no keys, no network)
   live      the real APIs; keys from ANTHROPIC_API_KEY, OPENAI_API_KEY,
             GEMINI_API_KEY / GOOGLE_API_KEY; base URLs from the SDKs' usual variables
 
 examples:
+  harness run
+  harness run --strict --provider anthropic
   harness run --source scripted
   harness run --source scripted --provider gemini scenarios/gemini_calls_without_ids.yaml
   harness run --source scripted --loop my_app.agent:run_loop
@@ -42,9 +53,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--source",
-        choices=("scripted", "live"),
-        default="scripted",
-        help="where model answers come from (default: scripted)",
+        choices=("cassette", "scripted", "live"),
+        default="cassette",
+        help="where model answers come from (default: cassette)",
+    )
+    parser.add_argument(
+        "--cassettes",
+        default="cassettes",
+        metavar="DIR",
+        help="cassette folder for --source cassette (default: ./cassettes)",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="cassette: a request that drifted from its recording fails the cell",
     )
     parser.add_argument(
         "--provider",
@@ -87,12 +109,33 @@ def parse_models(items: list[str]) -> dict[str, str]:
     return models
 
 
+DRIFT_RULE = "replay.drift"
+
+
+def _make_source(
+    args: argparse.Namespace, scenarios: list[Scenario], chosen: list[Cell], models: dict[str, str]
+) -> Source:
+    from harness.sources import LiveSource, ScriptedSource
+
+    if args.source == "scripted":
+        return ScriptedSource(scenarios, models)
+    if args.source == "live":
+        return LiveSource(sorted({c.provider for c in chosen}), models)
+    from harness.cassettes.source import CassetteSource
+
+    if models:
+        raise HarnessError(
+            "--model does not apply to --source cassette: a cassette replays the model it "
+            "was recorded with (re-record with `harness record --model ...`)"
+        )
+    return CassetteSource([(c.scenario, c.provider, c.stream) for c in chosen], args.cassettes)
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.commands.table import print_progress, print_table
     from harness.findings import Finding
     from harness.outcome import expectation_findings
     from harness.runner import REFERENCE_LOOP, CellRun, cells, load_loop, run_cells
-    from harness.sources import LiveSource, ScriptedSource, Source
 
     scenarios = load_all(args.scenarios)
     models = parse_models(args.model)
@@ -104,12 +147,7 @@ def run(args: argparse.Namespace) -> int:
             "no cell to run: the scenarios' providers/streaming and the "
             "--provider/--stream filters leave nothing"
         )
-    providers = sorted({c.provider for c in chosen})
-    source: Source = (
-        ScriptedSource(scenarios, models)
-        if args.source == "scripted"
-        else LiveSource(providers, models)
-    )
+    source = _make_source(args, scenarios, chosen, models)
     print(
         f"harness run: {len(chosen)} cell(s), source {source.name}, loop "
         f"{args.loop or 'reference'}",
@@ -118,8 +156,13 @@ def run(args: argparse.Namespace) -> int:
     results: list[tuple[CellRun, list[Finding]]] = []
     try:
         for run_result in run_cells(chosen, source, loop):
-            findings = expectation_findings(run_result)
+            cell = run_result.cell
+            own = source.findings(cell.scenario, cell.provider, cell.stream)
+            warnings = [] if args.strict else [f for f in own if f.rule == DRIFT_RULE]
+            findings = expectation_findings(run_result) + [f for f in own if f not in warnings]
             print_progress(len(results) + 1, len(chosen), run_result, findings)
+            for warning in warnings:
+                print(f"    warning (fails with --strict): {warning.line()}", file=sys.stderr)
             results.append((run_result, findings))
     finally:
         source.close()

@@ -1,0 +1,178 @@
+"""Recording one cell: run it through a tap, decide whether the run is fit to keep, and build
+the cassette text. Writing is left to the caller (one thread writes, see `harness record`), so
+an interrupt can never leave a cassette half-written or written from a partial run.
+"""
+
+from __future__ import annotations
+
+import datetime
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import httpx2
+
+from harness.cassettes.build import interaction_from_tap, meta_for
+from harness.cassettes.cassette import Cassette, cassette_path
+from harness.cassettes.files import dump_cassette, load_cassette
+from harness.cassettes.tap import RetryPolicy, TapRecord, TapTransport
+from harness.cassettes.usage import Usage, usage_of
+from harness.emulator.server import LogEntry
+from harness.errors import CassetteError
+from harness.findings import Finding
+from harness.loop.contract import Loop
+from harness.runner import Cell, CellRun, run_cell
+from harness.scenario.model import Provider, Scenario
+from harness.sources import Endpoint, Source
+
+
+class RecordingSource:
+    """Another source (scripted or live) seen through a tap per cell."""
+
+    def __init__(self, inner: Source, retry: RetryPolicy | None = None) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.retry = retry
+        self._lock = threading.Lock()
+        self._taps: dict[tuple[str, str, bool], TapTransport] = {}
+
+    def endpoint(self, scenario: Scenario, provider: Provider, run_id: str) -> Endpoint:
+        return self.inner.endpoint(scenario, provider, run_id)
+
+    def transport(
+        self, scenario: Scenario, provider: Provider, stream: bool
+    ) -> httpx2.BaseTransport | None:
+        below = self.inner.transport(scenario, provider, stream) or httpx2.HTTPTransport()
+        tap = TapTransport(below, self.retry)
+        with self._lock:
+            self._taps[(scenario.id, provider, stream)] = tap
+        return tap
+
+    def tap(self, cell: Cell) -> TapTransport | None:
+        with self._lock:
+            return self._taps.get((cell.scenario.id, cell.provider, cell.stream))
+
+    def rejections(self, run_id: str) -> list[LogEntry]:
+        return self.inner.rejections(run_id)
+
+    def findings(self, scenario: Scenario, provider: Provider, stream: bool) -> list[Finding]:
+        return self.inner.findings(scenario, provider, stream)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prepared:
+    """A cell's recording, ready to write (`text`), or why there is none (`problem`)."""
+
+    cell: Cell
+    path: Path
+    run: CellRun | None
+    text: str | None
+    problem: str | None
+    usage: Usage
+    model: str
+    retries: tuple[str, ...] = ()
+
+
+def record_cell(
+    cell: Cell, source: RecordingSource, loop: Loop, run_id: str, folder: Path
+) -> Prepared:
+    path = cassette_path(folder, cell.provider, cell.scenario.id, cell.stream)
+    run = run_cell(cell, source, loop, run_id)
+    tap = source.tap(cell)
+    records = tap.records if tap is not None else []
+    usage = sum((response_usage(cell.provider, e) for e in run.exchanges), Usage())
+    prepared = Prepared(
+        cell=cell,
+        path=path,
+        run=run,
+        text=None,
+        problem=unclean(run, records, live=source.name == "live"),
+        usage=usage,
+        model=run.model,
+        retries=tuple(line for r in records for line in r.retries),
+    )
+    if prepared.problem is not None:
+        return prepared
+    cassette = Cassette(
+        path=str(path),
+        meta=meta_for(
+            source=source.name,
+            provider=cell.provider,
+            model=run.model,
+            scenario=cell.scenario.id,
+            stream=cell.stream,
+            recorded=datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
+        ),
+        interactions=tuple(
+            interaction_from_tap(n, cell.provider, r) for n, r in enumerate(records, 1)
+        ),
+    )
+    return replace(prepared, text=dump_cassette(cassette))
+
+
+def unclean(run: CellRun, records: list[TapRecord], live: bool) -> str | None:
+    """Why this run must not become a cassette, or None when it completed cleanly."""
+    if run.error is not None:
+        return run.error
+    for query in run.queries:
+        if query.error is not None:
+            return f"user message {query.index + 1}: the loop reported an error: {query.error}"
+    if run.rejections:
+        entry = run.rejections[0]
+        message = entry.error.message if entry.error is not None else ""
+        return f"the emulator rejected a request ({entry.status}, as the real API would): {message}"
+    if not records:
+        return "the loop made no model call"
+    for number, record in enumerate(records, 1):
+        if record.error is not None or not record.complete:
+            return f"call {number}: the response did not arrive whole ({record.error or 'cut'})"
+        if live and (record.status is None or record.status >= 400):
+            return f"call {number}: the API answered {record.status} {record.reason}"
+    if len(records) != len(run.exchanges):
+        return f"the tap saw {len(records)} calls but the capture {len(run.exchanges)}"
+    return None
+
+
+def response_usage(provider: str, exchange: object) -> Usage:
+    """Usage of one captured exchange (`harness.capture.Exchange`)."""
+    events = getattr(exchange, "events", None)
+    if events is not None:
+        return usage_of(provider, (e.data for e in events))
+    return usage_of(provider, [getattr(exchange, "response_body", None)])
+
+
+def cassette_usage(path: Path, provider: str) -> Usage | None:
+    """What the existing recording used, to estimate a refresh (None: no readable file)."""
+    try:
+        cassette = load_cassette(path)
+    except CassetteError:
+        return None
+    total = Usage()
+    for interaction in cassette.interactions:
+        response = interaction.response
+        docs: Iterable[object] = (
+            [e.data for e in response.sse.events] if response.sse is not None else [response.json]
+        )
+        total = total + usage_of(provider, docs)
+    return total
+
+
+def same_recording(old_text: str, new_text: str, path: str) -> bool:
+    """True when only the recording date differs: the file is then left as it is, so a
+    refresh that changed nothing shows no diff in review."""
+    from harness.cassettes.files import cassette_from_text
+
+    try:
+        old = cassette_from_text(path, old_text).to_yaml()
+        new = cassette_from_text(path, new_text).to_yaml()
+    except CassetteError:
+        return False
+    for doc in (old, new):
+        meta: Mapping[str, object] | None = doc.get("harness")
+        if isinstance(meta, dict):
+            meta.pop("recorded", None)
+    return old == new
