@@ -21,6 +21,7 @@ COMMANDS = {
     "record": "Record cassettes from the emulator (scripted) or the real APIs (live).",
     "check": "Validate scenario files (schema, tools, script vs expectations).",
     "emulate": "Serve the local emulator of the three provider APIs for scenarios.",
+    "report": "Write the HTML report, JUnit XML and a summary from a results file.",
 }
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import TYPE_CHECKING
 
 from harness.commands.common import load_all
+from harness.commands.report import add_run_output_options, load_previous, publish
 from harness.errors import HarnessError
 from harness.scenario.model import Provider
 
@@ -17,7 +19,8 @@ if TYPE_CHECKING:
 
 DESCRIPTION = """\
 Run scenarios through an agent loop (the reference loop, or yours with --loop) on each
-provider and stream variant, check what reached the wire, and print a table.
+provider and stream variant, check what reached the wire, and print a table. Then write
+the run's results file, the HTML compatibility report and JUnit XML (see `harness report`).
 
 sources:
   cassette  the recorded cassettes in ./cassettes (default; offline, network blocked):
@@ -48,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scenario files or folders (default: ./scenarios)",
     )
     add_run_options(parser)
+    add_run_output_options(parser)
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -135,8 +139,11 @@ def run(args: argparse.Namespace) -> int:
     from harness.commands.table import print_progress, print_table
     from harness.findings import Finding
     from harness.outcome import expectation_findings
+    from harness.results.build import Judged, judge
     from harness.runner import REFERENCE_LOOP, CellRun, cells, load_loop, run_cells
 
+    started = time.time()
+    previous = load_previous(args)  # a bad --previous stops the run before any cell
     scenarios = load_all(args.scenarios)
     models = parse_models(args.model)
     loop = load_loop(args.loop or REFERENCE_LOOP)
@@ -154,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     results: list[tuple[CellRun, list[Finding]]] = []
+    judged: list[Judged] = []
     try:
         for run_result in run_cells(chosen, source, loop):
             cell = run_result.cell
@@ -164,7 +172,16 @@ def run(args: argparse.Namespace) -> int:
             for warning in warnings:
                 print(f"    warning (fails with --strict): {warning.line()}", file=sys.stderr)
             results.append((run_result, findings))
+            judged.append(judge(run_result, findings, [f for f in own if f.rule == DRIFT_RULE]))
     finally:
         source.close()
     print_table(results)
+    publish(
+        args,
+        judged,
+        source=source.name,
+        loop=args.loop or "reference",
+        started=started,
+        previous=previous,
+    )
     return 1 if any(f for _, f in results) else 0

@@ -1,0 +1,78 @@
+"""JUnit XML for CI: one testsuite per provider, one testcase per scenario × provider × stream
+variant; a cell with findings is a failure carrying every finding's rule and evidence. Reads
+only a results file."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.report.console import finding_line
+from harness.report.view import providers_of
+from harness.results.files import write_text_atomic
+from harness.results.model import CellResult, Results
+
+
+def junit_xml(results: Results) -> str:
+    root = ET.Element(
+        "testsuites",
+        name="harness",
+        tests=str(len(results.cells)),
+        failures=str(sum(c.verdict == "fail" for c in results.cells)),
+        errors="0",
+        time=f"{results.run.elapsed:.3f}",
+    )
+    for provider in providers_of(results):
+        _suite(root, results, [c for c in results.cells if c.provider == provider], provider)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+def _suite(root: ET.Element, results: Results, cells: Sequence[CellResult], provider: str) -> None:
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=f"harness.{provider}",
+        tests=str(len(cells)),
+        failures=str(sum(c.verdict == "fail" for c in cells)),
+        errors="0",
+        skipped="0",
+        time=f"{sum(c.timing.elapsed for c in cells):.3f}",
+        timestamp=results.run.started,
+    )
+    props = ET.SubElement(suite, "properties")
+    for name, value in (("source", results.run.source), ("loop", results.run.loop)):
+        ET.SubElement(props, "property", name=name, value=value)
+    for cell in cells:
+        _case(suite, cell)
+
+
+def _case(suite: ET.Element, cell: CellResult) -> None:
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        classname=cell.scenario.id,
+        name=cell.id,
+        time=f"{cell.timing.elapsed:.3f}",
+    )
+    if cell.findings:
+        rules = list(dict.fromkeys(f.rule for f in cell.findings))
+        failure = ET.SubElement(
+            case,
+            "failure",
+            message=f"{', '.join(rules)}: {finding_line(cell.findings[0])}",
+            type=rules[0],
+        )
+        failure.text = "\n".join(finding_line(f) for f in cell.findings)
+    out = [f"{cell.scenario.title} · {cell.model} · source {cell.source}"]
+    for q in cell.queries:
+        out.append(f"user message {q.index + 1}: {q.message}")
+        out.append(f"  ending {q.ending}, {q.rounds} round(s), ran {', '.join(q.executed) or '-'}")
+        out.append(f"  answer: {q.answer or q.error or '(none)'}")
+    out.extend(f"drift: {d.message}" for d in cell.drift)
+    ET.SubElement(case, "system-out").text = "\n".join(out)
+
+
+def write_junit(results: Results, path: str | Path) -> Path:
+    return write_text_atomic(path, junit_xml(results))

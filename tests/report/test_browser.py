@@ -1,0 +1,103 @@
+"""The HTML report in a real browser (headless Chromium, Debian's `chromium` package, which
+`.ci/run` installs): the matrices render, a transcript opens, the script runs without errors,
+filters work, and hostile text stays text. Screenshots are kept in reports/ (gitignored)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.report.html import write_html
+from harness.report.view import anchor
+from tests.results.runs import mixed_results, real_results
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "reports"
+CHROMIUM = next(
+    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
+)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="no chromium on PATH (Debian: apt-get install chromium; .ci/run installs it)",
+)
+
+
+def _chromium(tmp_path: Path, url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    assert CHROMIUM is not None
+    profile = tmp_path / "profile"
+    argv = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",
+        "--v=0",
+        *args,
+        url,
+    ]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=90, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Uncaught" not in result.stderr, result.stderr[-2000:]  # the script threw
+    return result
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("report")
+    return write_html(mixed_results(), folder / "index.html", previous=real_results())
+
+
+def _dom(tmp_path: Path, report: Path, fragment: str) -> str:
+    return _chromium(tmp_path, f"{report.as_uri()}#{fragment}", "--dump-dom").stdout
+
+
+def test_matrix_and_a_transcript_render(tmp_path: Path, report: Path) -> None:
+    cell = anchor("hostile_markup[openai]")
+    dom = _dom(tmp_path, report, f"focus={cell}")
+    assert re.search(r'<body[^>]* data-ready-ms="\d+"', dom)  # the script ran to its end
+    assert dom.count('<tr data-scenario="') == 3 and '<tr data-rule="L12"' in dom
+    opened = dom.split(f'id="{cell}"', 1)[1].split("<template>", 1)[0]
+    assert '<div class="body"><div class="transcript">' in opened  # copied out of its template
+    for text in ("User message 1", "call 2", "tool result", "final answer", "raw request"):
+        assert text in opened, text
+    # hostile text shows as text and never ran
+    assert "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in opened
+    assert "<title>harness compatibility report" in dom and "pwned</title>" not in dom
+    assert "&lt;img src=x onerror=" in opened and "<img" not in dom
+
+
+def test_filters_hide_other_providers(tmp_path: Path, report: Path) -> None:
+    dom = _dom(tmp_path, report, "q=provider:gemini")
+    cells = re.findall(r'<details class="cell [^"]*" id="([^"]+)"([^>]*)>', dom)
+    assert len(cells) == 18
+    for cell_id, attrs in cells:
+        assert ("hidden" in attrs) != cell_id.endswith(("--gemini", "--gemini-stream")), cell_id
+    assert '<span id="f-count" aria-live="polite">6 of 18 cells</span>' in dom
+
+
+def test_screenshots(tmp_path: Path, report: Path) -> None:
+    shots = {
+        "screenshot.png": "",
+        "screenshot-cell.png": f"#focus={anchor('limit_reached_pending_write[openai]')}",
+    }
+    ARTIFACTS.mkdir(exist_ok=True)
+    for name, fragment in shots.items():
+        png = tmp_path / name
+        _chromium(
+            tmp_path,
+            report.as_uri() + fragment,
+            "--window-size=1280,1500",
+            "--hide-scrollbars",
+            f"--screenshot={png}",
+        )
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+        shutil.copyfile(png, ARTIFACTS / name)
