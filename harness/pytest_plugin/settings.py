@@ -1,0 +1,168 @@
+"""The plugin's options: declared once (`add_options`), read and checked once (`Settings.read`).
+
+Only the standard library and pytest are imported here: pytest loads the plugin in every
+session of the environment, and a session that does not ask for scenarios must not pay for the
+harness (or the SDKs) at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pytest
+
+SOURCES = ("cassette", "scripted", "live")
+RECORD_SOURCES = ("scripted", "live")
+PROVIDERS = ("anthropic", "openai", "gemini")
+STREAMS = ("both", "on", "off")
+# pytest-recording's names (and vcrpy's, plus `rewrite`); see `harness.pytest_plugin.player`
+# for what each does to a cassette.
+RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
+DEFAULT_SCENARIOS = "scenarios"
+DEFAULT_CASSETTES = "cassettes"
+
+Source = Literal["cassette", "scripted", "live"]
+RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
+Provider = Literal["anthropic", "openai", "gemini"]
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("harness", "harness: agent-loop scenarios as tests")
+    add = group.addoption
+    add("--harness", action="store_true", help="collect the scenarios as test items")
+    add(
+        "--harness-scenarios",
+        action="append",
+        metavar="PATH",
+        help="scenario file or folder (repeatable; implies --harness; default: the "
+        "harness_scenarios ini value, else ./scenarios)",
+    )
+    add("--harness-scenario", action="append", metavar="ID", help="only this scenario id")
+    add("--harness-provider", action="append", choices=PROVIDERS, help="only this provider")
+    add("--harness-stream", choices=STREAMS, default="both", help="stream variants (both)")
+    add("--harness-source", choices=SOURCES, help="where answers come from (cassette)")
+    add("--harness-cassettes", metavar="DIR", help="cassette folder (./cassettes)")
+    add(
+        "--harness-record-mode",
+        choices=RECORD_MODES,
+        default="none",
+        help="when cassettes are (re)recorded, as pytest-recording: none (replay only, the "
+        "default), once (record missing cassettes), new_episodes (also re-record cells whose "
+        "requests left their recording), all / rewrite (re-record every cell)",
+    )
+    add(
+        "--harness-record-from",
+        choices=RECORD_SOURCES,
+        default="scripted",
+        help="where recordings come from (scripted: the emulator, the default; live: the APIs)",
+    )
+    add("--harness-strict", action="store_true", help="replay drift fails the item")
+    add("--harness-loop", metavar="MODULE:FUNCTION", help="the loop under test (reference)")
+    parser.addini(
+        "harness_scenarios", "scenario files or folders; setting it collects them", "paths"
+    )
+    parser.addini("harness_source", "default --harness-source", default="cassette")
+    parser.addini("harness_cassettes", "default --harness-cassettes", default=DEFAULT_CASSETTES)
+    parser.addini("harness_loop", "default --harness-loop (module:function)", default="")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    enabled: bool
+    scenario_paths: tuple[Path, ...]  # absolute
+    scenario_ids: tuple[str, ...]  # empty: all
+    providers: tuple[Provider, ...] | None
+    stream: bool | None
+    source: Source
+    cassettes: Path
+    record_mode: RecordMode
+    record_from: Literal["scripted", "live"]
+    strict: bool
+    loop: str | None  # None: the reference loop
+
+    @classmethod
+    def read(cls, config: pytest.Config) -> Settings:
+        """The options, command line over ini; `pytest.UsageError` on a bad combination."""
+        opt = config.option
+        here = config.invocation_params.dir
+        root = config.inipath.parent if config.inipath else config.rootpath
+        ini_paths: list[Path] = list(config.getini("harness_scenarios"))
+        given = [here / p for p in opt.harness_scenarios or ()]
+        source = opt.harness_source or _ini_choice(config, "harness_source", SOURCES)
+        loop = opt.harness_loop or config.getini("harness_loop") or None
+        settings = cls(
+            enabled=bool(opt.harness or given or ini_paths or opt.harness_scenario),
+            scenario_paths=tuple(
+                p.resolve() for p in (given or ini_paths or [root / DEFAULT_SCENARIOS])
+            ),
+            scenario_ids=tuple(opt.harness_scenario or ()),
+            providers=tuple(opt.harness_provider) if opt.harness_provider else None,
+            stream={"both": None, "on": True, "off": False}[opt.harness_stream],
+            source=source,
+            cassettes=(
+                here / opt.harness_cassettes
+                if opt.harness_cassettes
+                else root / config.getini("harness_cassettes")
+            ).resolve(),
+            record_mode=opt.harness_record_mode,
+            record_from=opt.harness_record_from,
+            strict=bool(opt.harness_strict),
+            loop=loop,
+        )
+        settings.check()
+        return settings
+
+    def check(self) -> None:
+        if self.record_mode != "none" and self.source != "cassette":
+            raise pytest.UsageError(
+                f"--harness-record-mode {self.record_mode} records cassettes, so it needs "
+                f"--harness-source cassette (not {self.source}); choose where recordings come "
+                "from with --harness-record-from scripted|live"
+            )
+        if self.loop is not None:
+            module, sep, function = self.loop.partition(":")
+            if not (module and sep and function):
+                raise pytest.UsageError(
+                    f"--harness-loop {self.loop!r}: write it as module:function, "
+                    "e.g. my_app.agent:run"
+                )
+        if not self.enabled:
+            return
+        for path in self.scenario_paths:
+            if not path.exists():
+                raise pytest.UsageError(f"harness scenarios: {path}: no such file or folder")
+        known = {p.stem for p in self._files()}
+        unknown = [i for i in self.scenario_ids if i not in known]
+        if unknown:
+            raise pytest.UsageError(
+                f"--harness-scenario {', '.join(unknown)}: no such scenario in "
+                f"{', '.join(str(p) for p in self.scenario_paths)}"
+            )
+
+    def _files(self) -> list[Path]:
+        return [
+            file
+            for path in self.scenario_paths
+            for file in (sorted(path.glob("*.yaml")) if path.is_dir() else [path])
+        ]
+
+    def wants(self, file_path: Path) -> bool:
+        """A scenario file of ours: one named, or a *.yaml directly in a folder named."""
+        if file_path.suffix != ".yaml":
+            return False
+        for path in self.scenario_paths:
+            if file_path == path or (path.is_dir() and file_path.parent == path):
+                return not self.scenario_ids or file_path.stem in self.scenario_ids
+        return False
+
+
+SETTINGS = pytest.StashKey[Settings]()
+
+
+def _ini_choice(config: pytest.Config, name: str, choices: tuple[str, ...]) -> Source:
+    value = str(config.getini(name))
+    if value not in choices:
+        raise pytest.UsageError(f"ini {name} = {value!r}: choose one of {', '.join(choices)}")
+    return value  # type: ignore[return-value]
