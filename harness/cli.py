@@ -19,6 +19,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 COMMANDS = {
     "run": "Run scenarios through an agent loop on each provider and check the wire.",
     "record": "Record cassettes from the emulator (scripted) or the real APIs (live).",
+    "audit": "Check existing vcrpy cassettes (ours or any project's) against the wire rules.",
     "check": "Validate scenario files (schema, tools, script vs expectations).",
     "emulate": "Serve the local emulator of the three provider APIs for scenarios.",
     "report": "Write the HTML report, JUnit XML and a summary from a results file.",
