@@ -6,7 +6,9 @@ Each SDK is imported only when a client for it is built (importing anthropic alo
 from __future__ import annotations
 
 import os
+import ssl
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 import httpx2
@@ -73,5 +75,24 @@ def make_client(
     from google import genai
     from google.genai import types
 
-    options = types.HttpOptions(base_url=base_url, httpx_client=http_client)
+    # Given only a sync client, google-genai still builds an async client and a websocket SSL
+    # context for every Client (~20-40 ms each, loading the CA bundle). Loops under test are
+    # synchronous, so one shared async client and SSL context, never used for a cell's HTTP
+    # traffic, spare that cost.
+    options = types.HttpOptions(
+        base_url=base_url,
+        httpx_client=http_client,
+        httpx_async_client=_shared_async_client(),
+        async_client_args={"ssl": _shared_ssl_context()},
+    )
     return genai.Client(api_key=api_key, http_options=options)
+
+
+@cache
+def _shared_async_client() -> httpx2.AsyncClient:
+    return httpx2.AsyncClient()
+
+
+@cache
+def _shared_ssl_context() -> ssl.SSLContext:
+    return ssl.create_default_context()

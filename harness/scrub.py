@@ -21,12 +21,15 @@ SECRET_RESPONSE_HEADERS = frozenset(
 SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "access_token"})
 
 # Shapes of real provider keys; a file holding one of these is never written.
+# Each starts at a word boundary, so words like "task-oriented-…" or "risk-adjusted-…" are not
+# mistaken for an `sk-` key, and an `sk-` key needs a digit, as real (random) ones have.
+_START = r"(?<![A-Za-z0-9_\-])"
 KEY_PATTERNS = (
-    re.compile(r"sk-ant-[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-    re.compile(r"AIza[0-9A-Za-z_\-]{30,}"),
-    re.compile(r"ya29\.[0-9A-Za-z_\-]{20,}"),
-    re.compile(r"(?i)bearer\s+[A-Za-z0-9_\-\.=]{16,}"),
+    re.compile(_START + r"sk-ant-(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{16,}"),
+    re.compile(_START + r"sk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z_\-]*[0-9])[A-Za-z0-9_\-]{20,}"),
+    re.compile(_START + r"AIza[0-9A-Za-z_\-]{30,}"),
+    re.compile(_START + r"ya29\.[0-9A-Za-z_\-]{20,}"),
+    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{16,}"),
 )
 
 

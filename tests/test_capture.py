@@ -179,3 +179,16 @@ def test_scrub_url_and_key_scan() -> None:
     assert find_key("x sk-ant-api03-abcdefghijklmnopqrstuvwxyz x") is not None
     assert find_key("Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345") is not None
     assert find_key("a plain sentence about keys and tokens") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a task-oriented-conversation-flow-design",
+        "risk-adjusted-returns-over-the-long-term",
+        "the disk-0123456789-abcdefghij-backup",
+        "tokens: bearer of bad news, truly terrible",
+    ],
+)
+def test_key_scan_ignores_ordinary_words(text: str) -> None:
+    assert find_key(text) is None

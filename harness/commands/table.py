@@ -53,5 +53,3 @@ def print_table(results: Sequence[tuple[CellRun, Sequence[Finding]]]) -> None:
     for row in [header, *rows]:
         cols = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
         print("  ".join([*cols, row[-1]]))
-    failing = sum(1 for _, f in results if f)
-    print(f"\n{len(results)} cell(s): {len(results) - failing} conform, {failing} with findings")
