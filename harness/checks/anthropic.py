@@ -12,11 +12,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from harness.checks.input import CheckInput
 from harness.checks.registry import rule
-from harness.checks.view import appended_turn, asks_tools, logical_calls, pairs
+from harness.checks.view import (
+    appended_turn,
+    asks_tools,
+    clip_token,
+    logical_calls,
+    pairs,
+    token_pair,
+)
 from harness.findings import Finding
 from harness.trace.common import items, kind_of
 from harness.trace.model import ApiName, WireCall, WireMessage
@@ -118,6 +125,7 @@ def thinking_blocks_resent_unchanged(data: CheckInput) -> Iterator[Finding]:
             sent = [(o.kind, o.token, o.text) for o in found.turn.opaque]
             wanted = [(o.kind, o.token, o.text) for o in given]
             if sent != wanted or _kinds(found.turn.raw) != _kinds({"content": a.response.raw}):
+                expected, actual = _shown(wanted, sent)
                 yield Finding(
                     rule="anthropic.thinking_unchanged",
                     query=query.index,
@@ -125,8 +133,8 @@ def thinking_blocks_resent_unchanged(data: CheckInput) -> Iterator[Finding]:
                     path=found.turn.path,
                     message=f"the thinking blocks of call {a.number}'s reply were not sent back "
                     "unchanged and in place",
-                    expected=", ".join(f"{k} (signature {_clip(t)})" for k, t, _ in wanted),
-                    actual=", ".join(f"{k} (signature {_clip(t)})" for k, t, _ in sent) or "none",
+                    expected=expected,
+                    actual=actual,
                 )
 
 
@@ -136,7 +144,24 @@ def _kinds(message: object) -> list[str | None]:
     return [kind_of(block) for block in items(content)]
 
 
-def _clip(token: str | None) -> str:
-    if not token:
-        return "absent"
-    return token if len(token) <= 24 else f"{token[:10]}…{token[-10:]}"
+Block = tuple[str, str | None, str | None]  # kind, signature, thinking text
+
+
+def _shown(wanted: Sequence[Block], sent: Sequence[Block]) -> tuple[str, str]:
+    """The blocks as given and as sent, a changed signature shown where it changed."""
+    expected: list[str] = []
+    actual: list[str] = []
+    for index in range(max(len(wanted), len(sent))):
+        given = wanted[index] if index < len(wanted) else None
+        back = sent[index] if index < len(sent) else None
+        if given is not None and back is not None and given[0] == back[0]:
+            shown_given, shown_back = token_pair(given[1], back[1])
+        else:
+            shown_given = clip_token(given[1]) if given else ""
+            shown_back = clip_token(back[1]) if back else ""
+        if given is not None:
+            expected.append(f"{given[0]} (signature {shown_given})")
+        if back is not None:
+            text = " with changed text" if given and back[2] != given[2] else ""
+            actual.append(f"{back[0]} (signature {shown_back}){text}")
+    return ", ".join(expected), ", ".join(actual) or "none"

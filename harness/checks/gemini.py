@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator, Sequence
 from itertools import pairwise
 
@@ -25,6 +26,7 @@ from harness.checks.view import (
     ids_of,
     logical_calls,
     pairs,
+    token_pair,
 )
 from harness.findings import Finding
 from harness.trace.common import items, obj
@@ -161,8 +163,7 @@ def _differences(given: WireResponse, sent: WireMessage) -> Iterator[tuple[str, 
     ]:
         yield (
             "a function call lost or changed its thought signature",
-            _signed(given.calls),
-            _signed(sent.calls),
+            *_signed_pair(given.calls, sent.calls),
         )
     elif _signatures(given.opaque) != _signatures(sent.opaque):
         given_count, sent_count = len(_signatures(given.opaque)), len(_signatures(sent.opaque))
@@ -181,7 +182,25 @@ def _signatures(opaque: tuple[Opaque, ...]) -> list[bytes | str | None]:
     return [_signature(o.token) for o in opaque if o.token]
 
 
-def _signed(calls: Sequence[WireToolCall]) -> str:
-    return ", ".join(f"{c.name} {'signed' if c.signature else 'unsigned'}" for c in calls) or (
-        "no call"
-    )
+def _signed_pair(given: Sequence[WireToolCall], sent: Sequence[WireToolCall]) -> tuple[str, str]:
+    """Each call as given and as sent: signed or not, and a changed signature shown where it
+    changed (compared as bytes: the SDK sends back URL-safe base64 what the API gave as
+    standard base64)."""
+    expected: list[str] = []
+    actual: list[str] = []
+    for g, s in zip(given, sent, strict=True):
+        a, b = _standard(g.signature), _standard(s.signature)
+        if a and b and a != b:
+            a, b = token_pair(a, b)
+            expected.append(f"{g.name} signed {a}")
+            actual.append(f"{s.name} signed {b}")
+        else:
+            expected.append(f"{g.name} {'signed' if a else 'unsigned'}")
+            actual.append(f"{s.name} {'signed' if b else 'unsigned'}")
+    return ", ".join(expected) or "no call", ", ".join(actual) or "no call"
+
+
+def _standard(token: str | None) -> str | None:
+    """A signature in standard base64 (as the API gives it), whichever alphabet it came in."""
+    raw = signature_bytes(token)
+    return base64.b64encode(raw).decode("ascii") if raw else token

@@ -20,7 +20,7 @@ from typing import Any
 from harness.chat import AssistantMessage, ToolMessage, UserMessage
 from harness.checks.input import CheckInput
 from harness.checks.registry import rule
-from harness.checks.view import asks_tools, ids_of, logical_calls, pairs, split
+from harness.checks.view import asks_tools, ids_of, logical_calls, pairs, split, token_pair
 from harness.findings import Finding
 from harness.trace.common import items, obj, opt_str
 from harness.trace.model import ApiName, Opaque, WireCall, WireMessage
@@ -229,12 +229,17 @@ def _compare(a: WireCall, b: WireCall, given: list[Opaque], turn: WireMessage) -
             )
         elif (back.token, back.text) != (item.token, item.text):
             changed = "encrypted_content" if back.token != item.token else "summary"
+            expected, actual = (
+                token_pair(item.token, back.token)
+                if changed == "encrypted_content"
+                else token_pair(item.text, back.text)
+            )
             yield replace(
                 base,
                 path=back.path,
                 message=f"the {changed} of call {a.number}'s reasoning item was changed",
-                expected=_clip(item.token if changed == "encrypted_content" else item.text),
-                actual=_clip(back.token if changed == "encrypted_content" else back.text),
+                expected=expected,
+                actual=actual,
             )
     order_given, order_sent = _order(a.response.raw), _order(turn.raw)
     kept = [x for x in order_given if x in order_sent]
@@ -259,9 +264,3 @@ def _order(raw: Any) -> list[tuple[str, str]]:
         if kind in ("reasoning", "function_call"):
             out.append((kind, opt_str(data.get("id")) or opt_str(data.get("call_id")) or "?"))
     return out
-
-
-def _clip(token: str | None) -> str:
-    if token is None:
-        return "absent"
-    return token if len(token) <= 40 else f"{token[:18]}…{token[-18:]} ({len(token)} chars)"

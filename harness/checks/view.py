@@ -214,6 +214,33 @@ def describe_entry(entry: Entry) -> str:
     return f"model turn {short(str(entry[1]))!r}" + (f" asking {names}" if names else "")
 
 
+def token_pair(given: str | None, sent: str | None, width: int = 20) -> tuple[str, str]:
+    """Two opaque tokens shown side by side. When both exist and differ, each is shown around
+    the first character where they part, with its length, so a change deep inside a long
+    token is visible (their first and last characters alone may match)."""
+    if not given or not sent or given == sent:
+        return clip_token(given), clip_token(sent)
+    at = next(
+        (i for i, (a, b) in enumerate(zip(given, sent, strict=False)) if a != b),
+        min(len(given), len(sent)),
+    )
+    start = max(0, at - width // 2)
+
+    def around(token: str) -> str:
+        before = "…" if start else ""
+        after = "…" if start + width < len(token) else ""
+        piece = token[start : start + width]
+        return f"{before}{piece}{after} ({len(token)} chars, differing from char {at + 1})"
+
+    return around(given), around(sent)
+
+
+def clip_token(token: str | None) -> str:
+    if not token:
+        return "absent"
+    return token if len(token) <= 40 else f"{token[:18]}…{token[-18:]} ({len(token)} chars)"
+
+
 def short(text: str, width: int = 60) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
