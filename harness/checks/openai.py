@@ -74,14 +74,9 @@ def reasoning_stays_in_the_query(data: CheckInput) -> Iterator[Finding]:
 
 
 def _leaks(data: CheckInput) -> Iterator[Finding]:
-    """Reasoning tokens or summaries copied into the saved chat or an answer."""
-    secrets = {
-        text: call.number
-        for call in _responses(data)
-        for item in _reasoning(call.response.opaque)
-        for text in (item.token, item.text)
-        if text and len(text) >= MIN_LEAK_LENGTH
-    }
+    """Reasoning tokens or summaries copied into the saved chat, an answer, or the text of a
+    later request (a summary resent as visible assistant text, e.g. `<think>…`)."""
+    secrets = _secrets(data)
     if not secrets:
         return
     places: list[tuple[str, str]] = [
@@ -101,6 +96,45 @@ def _leaks(data: CheckInput) -> Iterator[Finding]:
                     message=f"reasoning of call {number} appears in the {where}",
                     expected="reasoning kept in memory during the query only",
                     actual=where,
+                )
+    yield from _copied_into_requests(data, secrets)
+
+
+def _secrets(data: CheckInput) -> dict[str, int]:
+    """Each reasoning token and summary part at least `MIN_LEAK_LENGTH` long, with the call
+    whose reply first gave it."""
+    secrets: dict[str, int] = {}
+    for call in _responses(data):
+        for item in _reasoning(call.response.opaque):
+            for text in (item.token, item.text, *_summary_parts(item)):
+                if text and len(text) >= MIN_LEAK_LENGTH:
+                    secrets.setdefault(text, call.number)
+    return secrets
+
+
+def _summary_parts(item: Opaque) -> list[str]:
+    raw = obj(item.raw) or {}
+    return [opt_str((obj(part) or {}).get("text")) or "" for part in items(raw.get("summary"))]
+
+
+def _copied_into_requests(data: CheckInput, secrets: dict[str, int]) -> Iterator[Finding]:
+    """A later request whose message text (not its reasoning items) holds an earlier reply's
+    reasoning: it went back as words the model reads as the conversation."""
+    for call in _responses(data):
+        for message in call.request.messages:
+            texts = [message.text, *(r.content for r in message.results)]
+            given = sorted(
+                {n for s, n in secrets.items() if n < call.number and any(s in t for t in texts)}
+            )
+            for number in given:
+                yield Finding(
+                    rule="L10",
+                    call=call.number,
+                    path=message.path,
+                    message=f"reasoning of call {number} was sent back as {message.role} text: "
+                    "reasoning goes back only as its reasoning item, within its query",
+                    expected="no reasoning in the conversation's text",
+                    actual=f"the reasoning summary of call {number} in a {message.role} message",
                 )
 
 
