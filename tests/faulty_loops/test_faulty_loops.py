@@ -362,7 +362,7 @@ FAULTS: tuple[Fault, ...] = (
         rejected={"openai": "O5"},
     ),
     Fault(
-        name="reasoning dropped",
+        name="thinking blocks dropped",
         loop=fixed(state.reasoning_dropped),
         scenario="anthropic_thinking_signatures",
         providers=("anthropic",),
