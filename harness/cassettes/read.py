@@ -74,6 +74,8 @@ def _exchange(file: str, index: int, raw: Any) -> RecordedExchange:
             response_text=resp_text,
             response_json=None if _is_sse(resp_headers) else _json_or_none(resp_text),
         )
+    except (OSError, EOFError, zlib.error) as exc:
+        raise CassetteError(f"{where}: unreadable body ({type(exc).__name__}: {exc})") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise CassetteError(
             f"{where}: malformed interaction ({type(exc).__name__}: {exc})"

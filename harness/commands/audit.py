@@ -9,15 +9,13 @@ it concerns, numbered from 1 in its file as vcrpy stores them.
 from __future__ import annotations
 
 import argparse
-import gzip
 import re
 import sys
 import textwrap
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.errors import CassetteError, HarnessError
 
@@ -192,56 +190,10 @@ def audit_cassette(path: Path) -> Audit:
 
 
 def read(path: Path) -> list[RecordedExchange]:
+    """Every interaction, decoded; a `CassetteError` naming the file and interaction if not."""
     from harness.cassettes.read import read_cassette
 
-    try:
-        return read_cassette(path)
-    except CassetteError:
-        raise
-    except Exception as exc:  # a body the reader could not decode (a broken gzip stream)
-        bad = undecodable_interaction(path)
-        where = f"interaction {bad}: " if bad is not None else ""
-        raise CassetteError(
-            f"{path}: {where}unreadable body ({type(exc).__name__}: {exc})"
-        ) from None
-
-
-def undecodable_interaction(path: Path) -> int | None:
-    """The number of the first interaction holding a compressed body that does not
-    decompress (what `read_cassette` may fail on without naming the interaction)."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text("utf-8"))
-        interactions = list(data["interactions"])
-    except Exception:
-        return None
-    for number, interaction in enumerate(interactions, 1):
-        for side in ("request", "response"):
-            part = interaction.get(side) if isinstance(interaction, dict) else None
-            if isinstance(part, dict) and not _decompresses(part):
-                return number
-    return None
-
-
-def _decompresses(part: dict[str, Any]) -> bool:
-    """A `!!binary` body: gzip (by its magic bytes) or deflate (by its header) decompresses."""
-    body = part.get("body")
-    body = body.get("string") if isinstance(body, dict) else body
-    if not isinstance(body, bytes):
-        return True
-    headers = part.get("headers") if isinstance(part.get("headers"), dict) else {}
-    encoding = " ".join(
-        str(v) for k, v in (headers or {}).items() if str(k).lower() == "content-encoding"
-    )
-    try:
-        if body[:2] == b"\x1f\x8b":
-            gzip.decompress(body)
-        elif "deflate" in encoding:
-            zlib.decompress(body)
-        return True
-    except (OSError, EOFError, zlib.error):
-        return False
+    return read_cassette(path)
 
 
 def _calls(

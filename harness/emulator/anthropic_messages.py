@@ -75,7 +75,9 @@ class AnthropicMessages:
             model_turns=sum(
                 1 for m in after if isinstance(m, dict) and m.get("role") == "assistant"
             ),
-            tools_forbidden=isinstance(choice, dict) and choice.get("type") == "none",
+            # A model given no tool cannot ask for one: it answers with text.
+            tools_forbidden=not body.get("tools")
+            or (isinstance(choice, dict) and choice.get("type") == "none"),
         )
 
     def render(self, step: Step, body: Mapping[str, Any], ctx: Context) -> Reply:

@@ -59,6 +59,13 @@ E3_UNKNOWN_RESULT = (
     "Each `tool_result` block must have a corresponding `tool_use` block in the previous "
     "message."
 )
+# duplicate_result: sipeed/picoclaw#1793, QwenLM/qwen-code#8163, RooCodeInc/Roo-Code#9248 (the
+# sentence is quoted alike in all three; its `messages.N.content.K:` prefix is unconfirmed and
+# follows E3's form).
+DUPLICATE_RESULT = (
+    "messages.{n}.content.{k}: each tool_use must have a single result. Found multiple "
+    "`tool_result` blocks with id: {id}"
+)
 # E5: deepset-ai/haystack-core-integrations#2146; full text in lbjlaq/Antigravity-Manager#139.
 E5_THINKING_DROPPED = (
     "messages.{n}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
@@ -350,15 +357,21 @@ def results_follow_uses(messages: Sequence[dict[str, Any]], n: int) -> ApiError 
 
 
 def results_answer_uses(messages: Sequence[dict[str, Any]], n: int) -> ApiError | None:
-    """E3: a tool_result must answer a tool_use of the message right before it."""
+    """E3: a tool_result must answer a tool_use of the message right before it, once."""
     if messages[n]["role"] != "user":
         return None
     prev = messages[n - 1] if n > 0 else None
     known = set(tool_use_ids(prev)) if prev and prev["role"] == "assistant" else set()
+    seen: set[Any] = set()
     for k, block in enumerate(blocks_of(messages[n])):
-        if block.get("type") == "tool_result" and block.get("tool_use_id") not in known:
-            message = E3_UNKNOWN_RESULT.format(n=n, k=k, id=block.get("tool_use_id"))
-            return invalid(message, "E3")
+        if block.get("type") != "tool_result":
+            continue
+        result_id = block.get("tool_use_id")
+        if result_id not in known:
+            return invalid(E3_UNKNOWN_RESULT.format(n=n, k=k, id=result_id), "E3")
+        if result_id in seen:
+            return invalid(DUPLICATE_RESULT.format(n=n, k=k, id=result_id), "duplicate_result")
+        seen.add(result_id)
     return None
 
 

@@ -83,7 +83,8 @@ class GeminiApi:
         return Position(
             user_text=text,
             model_turns=sum(1 for c in after if gv.role_of(c) == "model"),
-            tools_forbidden=gv.calling_mode(body) == "NONE",
+            # Mode NONE acts as if no declarations were sent (providers.md §4): text only.
+            tools_forbidden=gv.calling_mode(body) == "NONE" or not gv.declared_names(body),
         )
 
     def render(self, step: Step, body: Any, ctx: Context) -> Reply:

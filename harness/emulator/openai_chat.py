@@ -77,7 +77,9 @@ class ChatApi(OpenAiErrors):
         return Position(
             user_text=message_text(messages[last]) if users else None,
             model_turns=sum(1 for m in after if m.get("role") == "assistant"),
-            tools_forbidden=body.get("tool_choice") == "none",
+            # A model given no tool cannot ask for one: it answers with text.
+            tools_forbidden=body.get("tool_choice") == "none"
+            or not (body.get("tools") or body.get("functions")),
         )
 
     def render(self, step: Step, body: Mapping[str, Any], ctx: Context) -> Reply:

@@ -29,7 +29,13 @@ class ResponsesApi(OpenAiErrors):
         return check_request(body, ResponseIds(ctx.minter))
 
     def position(self, body: Mapping[str, Any]) -> Position:
-        forbidden = body.get("tool_choice") == "none"
+        # A model given no function tool cannot call one: it answers with text.
+        functions = [
+            t
+            for t in body.get("tools") or ()
+            if isinstance(t, Mapping) and t.get("type") == "function"
+        ]
+        forbidden = body.get("tool_choice") == "none" or not functions
         raw = body.get("input")
         if isinstance(raw, str):
             return Position(user_text=raw, model_turns=0, tools_forbidden=forbidden)

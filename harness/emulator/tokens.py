@@ -46,14 +46,24 @@ class Minter:
         return "".join(out)
 
     def token(self, kind: str, content: str, padding: int = 48) -> bytes:
-        """Raw token bytes bound to `content`: marker, MAC, then filler so it looks opaque."""
-        mac = _mac(kind, content)
-        filler = hashlib.sha256(mac + self.seed.encode()).digest() * (padding // 32 + 1)
-        return MARKER + mac + filler[:padding]
+        """Raw token bytes bound to `content`: marker, MAC, then filler so it looks opaque.
+        The filler follows from the MAC, so a change anywhere in the token is detected."""
+        mac = _mac(kind, content, padding)
+        return MARKER + mac + _filler(mac, padding)
 
 
-def _mac(kind: str, content: str) -> bytes:
-    msg = f"{kind}\x1f{content}".encode()
+def _filler(mac: bytes, length: int) -> bytes:
+    stream = b""
+    counter = 0
+    while len(stream) < length:
+        stream += hashlib.sha256(mac + counter.to_bytes(4, "big")).digest()
+        counter += 1
+    return stream[:length]
+
+
+def _mac(kind: str, content: str, padding: int) -> bytes:
+    """Bound to the token's length too, so a truncated token does not verify."""
+    msg = f"{kind}\x1f{padding}\x1f{content}".encode()
     return hmac.new(_SECRET, msg, hashlib.sha256).digest()[:_MAC_BYTES]
 
 
@@ -73,5 +83,7 @@ def verify(kind: str, content: str, raw: bytes | None) -> Verdict:
     """Check token bytes against the content they must be bound to."""
     if raw is None or not raw.startswith(MARKER):
         return Verdict.FOREIGN
-    mac = raw[len(MARKER) : len(MARKER) + _MAC_BYTES]
-    return Verdict.VALID if hmac.compare_digest(mac, _mac(kind, content)) else Verdict.TAMPERED
+    padding = len(raw) - len(MARKER) - _MAC_BYTES
+    mac = _mac(kind, content, padding)
+    expected = MARKER + mac + _filler(mac, padding)
+    return Verdict.VALID if hmac.compare_digest(raw, expected) else Verdict.TAMPERED

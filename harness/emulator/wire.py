@@ -41,7 +41,7 @@ class Position:
 
     `user_text`: the last user text in the request (tells which user message this query is);
     `model_turns`: model turns after it (the index of the turn to play next);
-    `tools_forbidden`: the request forbids tool calls (the provider's "none").
+    `tools_forbidden`: the request forbids tool calls (the provider's "none") or declares none.
     """
 
     user_text: str | None

@@ -142,6 +142,13 @@ CASES: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
         request(user(text("Weather?"))),
     ),
     (
+        "duplicate_result",
+        request(ASK, assistant(use("toolu_01A")), user(result("toolu_01A"), result("toolu_01A"))),
+        "messages.2.content.1: each tool_use must have a single result. Found multiple "
+        "`tool_result` blocks with id: toolu_01A",
+        request(ASK, assistant(use("toolu_01A")), user(result("toolu_01A"))),
+    ),
+    (
         "E5",
         round_two(thinking=THINKING),
         f"messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found "

@@ -339,7 +339,9 @@ def _post(served: Emulator, run: str, path: str, body: bytes) -> httpx2.Response
 
 
 def test_raw_json_array_stream(served: Emulator, run_id: str) -> None:
-    body = json.dumps({"contents": [{"role": "user", "parts": [{"text": ASK}]}]}).encode()
+    tools = [{"functionDeclarations": [{"name": "get_weather", "description": "Weather"}]}]
+    request = {"contents": [{"role": "user", "parts": [{"text": ASK}]}], "tools": tools}
+    body = json.dumps(request).encode()
     reply = _post(served, run_id, f"/v1beta/models/{MODEL}:streamGenerateContent", body)
     assert reply.status_code == 200
     assert reply.headers["content-type"] == "application/json; charset=UTF-8"

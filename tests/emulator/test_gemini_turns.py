@@ -271,9 +271,13 @@ def test_position_counts_model_turns_after_the_last_user_text() -> None:
             {"role": "user", "parts": [{"text": ASK}]},
             {"role": "model", "parts": [{"function_call": {"name": "f"}}]},
             {"role": "user", "parts": [{"function_response": {"name": "f", "response": {}}}]},
-        ]
+        ],
+        "tools": [{"function_declarations": [{"name": "f"}]}],
     }
     assert API.position(snake) == Position(user_text=ASK, model_turns=1, tools_forbidden=False)
+    # A model given no function declaration cannot call one: the closing text is played.
+    del snake["tools"]
+    assert API.position(snake) == Position(user_text=ASK, model_turns=1, tools_forbidden=True)
 
 
 def test_url_safe_signatures_verify_whatever_their_alphabet() -> None:

@@ -304,7 +304,7 @@ def test_body_that_is_not_an_object_is_malformed() -> None:
 # position --------------------------------------------------------------------------------
 
 POSITIONS: list[tuple[dict[str, Any], str | None, int, bool]] = [
-    ({"model": "m", "input": "Hi there"}, "Hi there", 0, False),
+    ({"model": "m", "input": "Hi there"}, "Hi there", 0, True),  # no function tool declared
     (responses_request(user()), "Weather in Paris?", 0, False),
     (
         responses_request(

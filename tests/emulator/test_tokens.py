@@ -22,6 +22,14 @@ def test_token_verifies_only_against_its_content() -> None:
     assert verify("thinking", "anything", None) is Verdict.FOREIGN
 
 
+def test_a_change_anywhere_in_the_token_is_detected() -> None:
+    raw = Minter("seed").token("sig", "content", padding=40)
+    for index in range(len(b"hrns1"), len(raw)):
+        changed = raw[:index] + bytes([raw[index] ^ 1]) + raw[index + 1 :]
+        assert verify("sig", "content", changed) is Verdict.TAMPERED, index
+    assert verify("sig", "content", raw[:-1]) is Verdict.TAMPERED
+
+
 def test_decode_accepts_standard_and_url_safe_alphabets() -> None:
     # Bytes whose standard encoding holds '+' and '/': the SDK sends them back URL-safe.
     data = bytes(range(250, 256)) * 8
