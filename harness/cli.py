@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser.set_defaults(subparsers=sub.choices)
     for name, summary in COMMANDS.items():
         module = importlib.import_module(f"harness.commands.{name}")
         cmd = sub.add_parser(
@@ -55,7 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # name the command whose usage was wrong, not the top-level parser
+        target = args.subparsers.get(args.command, parser) if args.command else parser
+        target.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help()
         return EXIT_ERROR
