@@ -8,9 +8,7 @@ from harness.cli import COMMANDS, main
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_help_exits_0_with_a_description(
-    command: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_help_exits_0_with_a_description(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
         main([command, "--help"])
     assert caught.value.code == 0
