@@ -20,6 +20,7 @@ It first prints one shell line per SDK base-URL variable, for the first scenario
 line per other scenario. Point any program that uses the official SDKs at it:
 
   harness emulate scenarios/one_tool_then_answer.yaml --port 8765 > emulator.env &
+  until [ -s emulator.env ]; do sleep 0.1; done   # the lines come once it is listening
   set -a; . ./emulator.env; set +a     # exports ANTHROPIC_BASE_URL, OPENAI_BASE_URL, ...
   ANTHROPIC_API_KEY=dummy OPENAI_API_KEY=dummy GEMINI_API_KEY=dummy python my_agent.py
 
