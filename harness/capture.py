@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,7 +100,10 @@ class CapturingTransport(httpx2.BaseTransport):
             return response
         stream = response.stream
         assert isinstance(stream, httpx2.SyncByteStream)
-        response.stream = _TeeStream(stream, pending, response)
+        headers = _raw_headers(response)
+        response.stream = TeeStream(
+            stream, lambda raw, error: pending.finish(response.status_code, headers, raw, error)
+        )
         return response
 
     def close(self) -> None:
@@ -146,15 +149,19 @@ class _Pending:
         )
 
 
-class _TeeStream(httpx2.SyncByteStream):
-    """Passes the body through untouched (so the SDK really streams) while keeping a copy."""
+class TeeStream(httpx2.SyncByteStream):
+    """Passes the body through untouched (so the SDK really streams) while keeping a copy, and
+    calls `done(raw, error)` once: when the body ends (`error` None), when reading it fails, or
+    when the client closes it before the end — an SDK that retries a 429 closes the response
+    unread, and those bytes are not a whole response. Shared by the capture and the recording
+    tap."""
 
     def __init__(
-        self, inner: httpx2.SyncByteStream, pending: _Pending, response: httpx2.Response
+        self, inner: httpx2.SyncByteStream, done: Callable[[bytes, str | None], None]
     ) -> None:
-        self.inner, self.pending, self.response = inner, pending, response
+        self.inner, self.done = inner, done
         self.buffer = bytearray()
-        self.error: str | None = None
+        self.finished = False
 
     def __iter__(self) -> Iterator[bytes]:
         try:
@@ -162,19 +169,19 @@ class _TeeStream(httpx2.SyncByteStream):
                 self.buffer.extend(chunk)
                 yield chunk
         except Exception as exc:
-            self.error = f"{type(exc).__name__}: {exc}"
-            self._finish()
+            self._finish(f"{type(exc).__name__}: {exc}")
             raise
-        self._finish()
+        self._finish(None)
 
     def close(self) -> None:
-        self._finish()
+        self._finish(f"closed by the client after {len(self.buffer)} bytes, before the end")
         self.inner.close()
 
-    def _finish(self) -> None:
-        self.pending.finish(
-            self.response.status_code, _raw_headers(self.response), bytes(self.buffer), self.error
-        )
+    def _finish(self, error: str | None) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        self.done(bytes(self.buffer), error)
 
 
 def _raw_headers(response: httpx2.Response) -> list[tuple[str, str]]:

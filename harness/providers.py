@@ -84,8 +84,34 @@ def make_client(
         httpx_client=http_client,
         httpx_async_client=_shared_async_client(),
         async_client_args={"ssl": _shared_ssl_context()},
+        retry_options=gemini_retry_options(max_retries),
     )
     return genai.Client(api_key=api_key, http_options=options)
+
+
+# google-genai makes ONE attempt unless given retry options (google-genai 3.6
+# `_api_client.retry_args`: no options -> `stop_after_attempt(1)`), where the Anthropic and
+# OpenAI SDKs retry twice by default; so a rate limit one of those rides out failed the Gemini
+# cell. With options it retries 408, 429, 500, 502, 503, 504 (its `_RETRY_HTTP_STATUS_CODES`,
+# Gemini's overloaded is a 503) and transport errors, with exponential backoff; it does not read
+# retry-after. The delays mirror the other two SDKs (0.5 s doubling to at most 8 s, a little
+# jitter) instead of google-genai's 1 s..60 s with up to 1 s of jitter.
+GEMINI_RETRY_INITIAL_DELAY = 0.5
+GEMINI_RETRY_MAX_DELAY = 8.0
+GEMINI_RETRY_JITTER = 0.25
+
+
+def gemini_retry_options(max_retries: int) -> Any:
+    """google-genai's `HttpRetryOptions` for `max_retries` retries after the first attempt."""
+    from google.genai import types
+
+    return types.HttpRetryOptions(
+        attempts=max_retries + 1,
+        initial_delay=GEMINI_RETRY_INITIAL_DELAY,
+        max_delay=GEMINI_RETRY_MAX_DELAY,
+        exp_base=2.0,
+        jitter=GEMINI_RETRY_JITTER,
+    )
 
 
 @cache

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -13,7 +15,7 @@ import pytest
 from harness.capture import Capture, parse_sse
 from harness.emulator.server import Emulator
 from harness.providers import make_client
-from harness.scenario import load_scenario
+from harness.scenario import Scenario, load_scenario
 from harness.scrub import find_key, scrub_url
 from tests.conftest import SCENARIOS
 
@@ -105,6 +107,87 @@ def test_sdk_retries_are_captured_as_separate_exchanges(tmp_path: Path) -> None:
         _ask(client)
     assert [e.status for e in capture.exchanges] == [500, 200]
     assert capture.exchanges[1].request_headers.get("x-stainless-retry-count") == "1"
+    # anthropic 2.14 reads the 500 before it retries, so both arrived whole.
+    assert [e.error for e in capture.exchanges] == [None, None]
+
+
+def _rate_limited_once(tmp_path: Path) -> Scenario:
+    text = (
+        (SCENARIOS / "one_tool_then_answer.yaml")
+        .read_text()
+        .replace(
+            "        - text: Let me look at your history.\n",
+            "        - text: Let me look at your history.\n"
+            "          fault: {kind: rate_limit, retry_after: 0, times: 1}\n",
+        )
+    )
+    (tmp_path / "gemini_rate_limit.yaml").write_text(text)
+    return load_scenario(tmp_path / "gemini_rate_limit.yaml")
+
+
+@pytest.mark.parametrize("max_retries", [2, 0])
+def test_gemini_retries_a_rate_limit_as_the_other_sdks_do(
+    emulator: Emulator, run_id: str, tmp_path: Path, max_retries: int
+) -> None:
+    from google.genai import errors
+
+    scenario = _rate_limited_once(tmp_path)
+    emulator.add(scenario)
+    capture = Capture()
+    client = make_client(
+        "gemini",
+        api_key="k",
+        base_url=emulator.base_urls(scenario.id, run_id)["gemini"],
+        http_client=capture.http_client(),
+        max_retries=max_retries,
+    )
+
+    def ask() -> Any:
+        return client.models.generate_content(
+            model="gemini-2.5-flash",
+            contents=scenario.messages[0].text,
+            config={
+                "tools": [{"function_declarations": [{"name": "get_workout_history"}]}],
+                "automatic_function_calling": {"disable": True},
+            },
+        )
+
+    if max_retries == 0:
+        with pytest.raises(errors.ClientError):
+            ask()
+        assert [e.status for e in capture.exchanges] == [429]
+        return
+    reply = ask()
+    assert [c.name for c in reply.function_calls or []] == ["get_workout_history"]
+    assert [e.status for e in capture.exchanges] == [429, 200]
+
+
+class _Chunks(httpx2.SyncByteStream):
+    def __iter__(self) -> Iterator[bytes]:
+        yield b'{"a": '
+        yield b"1}"
+
+
+def _streaming(request: httpx2.Request) -> httpx2.Response:
+    return httpx2.Response(200, headers={"content-type": "application/json"}, stream=_Chunks())
+
+
+class _StreamingTransport(httpx2.BaseTransport):
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        return _streaming(request)
+
+
+def test_a_response_closed_before_its_end_is_not_recorded_as_whole() -> None:
+    capture = Capture()
+    client = capture.http_client(inner=_StreamingTransport())
+    with client.stream("GET", "http://x/half") as response:
+        next(response.iter_raw())
+    with client.stream("GET", "http://x/whole") as response:
+        response.read()
+    half, whole = capture.exchanges
+    assert half.error == "closed by the client after 6 bytes, before the end"
+    assert half.response_body == '{"a": '
+    assert whole.error is None and whole.response_body == {"a": 1}
 
 
 def test_gemini_automatic_function_calling_extra_request_is_captured(

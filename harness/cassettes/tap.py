@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx2
+
+from harness.capture import TeeStream
 
 # Statuses worth another try on a live refresh: rate limits, server errors and Anthropic's
 # overloaded (529: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`).
@@ -93,7 +95,7 @@ class TapTransport(httpx2.BaseTransport):
             return response
         stream = response.stream
         assert isinstance(stream, httpx2.SyncByteStream)
-        response.stream = _RawTee(stream, record)
+        response.stream = TeeStream(stream, lambda raw, error: _finish(record, raw, error))
         return response
 
     def _send(self, request: httpx2.Request, record: TapRecord) -> httpx2.Response:
@@ -118,39 +120,17 @@ class TapTransport(httpx2.BaseTransport):
         self.inner.close()
 
 
-class _RawTee(httpx2.SyncByteStream):
-    """Passes the body through chunk by chunk and keeps the bytes, decoded at the end."""
-
-    def __init__(self, inner: httpx2.SyncByteStream, record: TapRecord) -> None:
-        self.inner, self.record = inner, record
-        self.buffer = bytearray()
-        self.done = False
-
-    def __iter__(self) -> Iterator[bytes]:
-        try:
-            for chunk in self.inner:
-                self.buffer.extend(chunk)
-                yield chunk
-        except Exception as exc:
-            self.record.error = f"{type(exc).__name__}: {exc}"
-            raise
-        self._finish(complete=True)
-
-    def close(self) -> None:
-        self._finish(complete=False)
-        self.inner.close()
-
-    def _finish(self, complete: bool) -> None:
-        if self.done:
-            return
-        self.done = True
-        self.record.complete = complete and self.record.error is None
-        raw = bytes(self.buffer)
-        try:
-            decoded = httpx2.Response(
-                self.record.status or 200, headers=self.record.response_headers, content=raw
-            ).content
-        except (httpx2.DecodingError, ValueError) as exc:
-            self.record.error = f"cannot decode the body: {exc}"
-            decoded = raw
-        self.record.body = decoded
+def _finish(record: TapRecord, raw: bytes, error: str | None) -> None:
+    """Keep the body with its content-encoding undone; `complete` only when it ended whole."""
+    if error is not None and record.error is None:
+        record.error = error
+    record.complete = record.error is None
+    try:
+        decoded = httpx2.Response(
+            record.status or 200, headers=record.response_headers, content=raw
+        ).content
+    except (httpx2.DecodingError, ValueError) as exc:
+        record.error = f"cannot decode the body: {exc}"
+        record.complete = False
+        decoded = raw
+    record.body = decoded

@@ -63,7 +63,11 @@ class AnthropicMessages:
             return malformed_json(f"{UNEXPECTED_END}: {EMPTY_BODY_AT}")
         if not isinstance(body, dict):
             return invalid(BODY_NOT_OBJECT, "invalid_body")
-        return anthropic_validate.validate_request(body)
+        problem = anthropic_validate.validate_request(body)
+        if problem is None and ctx.options.anthropic_thinking:
+            messages = body["messages"]
+            problem = anthropic_validate.own_signatures(messages, last_user_index(messages))
+        return problem
 
     def position(self, body: Mapping[str, Any]) -> Position:
         messages = list(body.get("messages") or [])

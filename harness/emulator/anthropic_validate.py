@@ -331,6 +331,28 @@ def thinking_signatures(messages: Sequence[dict[str, Any]], n: int) -> ApiError 
     return None
 
 
+def own_signatures(messages: Sequence[dict[str, Any]], since: int | None) -> ApiError | None:
+    """With the scenario's thinking on, this run's turns (after the last genuine user message)
+    were all answered by us, so each of their thinking blocks must carry the signature we
+    minted for its text. A FOREIGN one there is forged or from another conversation, and the
+    real API rejects it as invalid. Earlier turns (a saved chat) and requests from scenarios
+    without thinking may hold a real API's signature, which stays accepted."""
+    for n in range(0 if since is None else since + 1, len(messages)):
+        if messages[n]["role"] != "assistant":
+            continue
+        for k, block in enumerate(blocks_of(messages[n])):
+            if block.get("type") == "thinking" and not _signed_by_us(block):
+                return invalid(SIGNATURE_INVALID.format(n=n, k=k), "thinking_signature_invalid")
+    return None
+
+
+def _signed_by_us(block: Mapping[str, Any]) -> bool:
+    signature = block.get("signature")
+    raw = decode_b64(signature) if isinstance(signature, str) else None
+    text = str(block.get("thinking", ""))
+    return bool(raw) and verify(THINKING_TOKEN_KIND, text, raw or b"") is Verdict.VALID
+
+
 def signature_accepted(text: str, signature: Any) -> bool:
     if not isinstance(signature, str):
         return False

@@ -92,7 +92,8 @@ class GeminiApi:
 
     def error(self, err: ApiError, ctx: Context | None = None) -> Reply:
         """The envelope; wrapped in a one-element array when the request asked for the
-        JSON-array stream (needs `ctx`, which the server may not pass yet)."""
+        JSON-array stream (`streamGenerateContent` without `alt=sse`), for a body that is not
+        JSON too: the server builds `ctx` from the route before it parses the body."""
         error: dict[str, Any] = {"code": err.status, "message": err.message, "status": err.kind}
         details = _details(err)
         if details:

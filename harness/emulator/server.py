@@ -26,9 +26,9 @@ from harness.emulator.tokens import Minter
 from harness.emulator.wire import ApiError, Context, Reply, Step, WireApi
 from harness.errors import EmulatorError
 from harness.scenario.model import Fault, Scenario
+from harness.scrub import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, scrub_headers
 
 PREFIX = re.compile(r"^/s/(?P<sid>[a-z0-9][a-z0-9_]*)/r/(?P<run>[A-Za-z0-9_.~-]+)(?P<rest>/.*)$")
-SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -260,6 +260,9 @@ class _Exchange:
         self.ctx: Context | None = None
 
     def serve(self) -> None:
+        # What the route says (Gemini's model, stream and `alt`) already shapes an error's
+        # envelope, so a body that is not JSON gets the same envelope as any other error.
+        self.ctx = self._context()
         try:
             self.body = json.loads(self.raw.decode("utf-8")) if self.raw else None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -292,9 +295,7 @@ class _Exchange:
             stream=stream,
             options=self.scenario.script_options,
             minter=Minter(f"{self.scenario.id}/{PROVIDER_OF_API[self.route.api]}"),
-            path=self.path,
             query=self.query,
-            headers=dict(self.handler.headers),
         )
 
     def _take(self, fault: Fault) -> bool:
@@ -322,16 +323,16 @@ class _Exchange:
         self._send(self.api.error(error, self.ctx), error)
 
     def _send(self, reply: Reply, error: ApiError | None, cut: bool = False) -> None:
-        headers = {
-            k.lower(): v for k, v in self.handler.headers.items() if k.lower() not in SECRET_HEADERS
-        }
+        headers = scrub_headers(self.handler.headers.items(), SECRET_REQUEST_HEADERS)
         self.handler.server.state.record(
             self.run,
             {
                 "api": self.route.api,
                 "method": "POST",
                 "path": self.path,
-                "query": {k: v for k, v in self.query.items() if k != "key"},
+                "query": {
+                    k: v for k, v in self.query.items() if k.lower() not in SECRET_QUERY_PARAMS
+                },
                 "headers": headers,
                 "body": self.body,
                 "status": reply.status,

@@ -56,7 +56,6 @@ class Step:
     turn: ScriptedTurn
     user_index: int
     turn_index: int  # -1 for the closing reply
-    declared_tools: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,9 +66,7 @@ class Context:
     stream: bool
     options: ScriptOptions
     minter: Minter
-    path: str = ""
     query: Mapping[str, str] = field(default_factory=dict)
-    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 class WireApi(Protocol):

@@ -327,6 +327,34 @@ def test_a_real_apis_signature_is_accepted() -> None:
     assert API.validate(body, ctx()) is None
 
 
+def _after_thinking(signature: str, thinking_text: str = THOUGHT) -> dict[str, Any]:
+    return request(
+        ASK,
+        assistant(thought(thinking_text, signature), use("toolu_01A")),
+        user(result("toolu_01A")),
+        thinking=THINKING,
+    )
+
+
+def test_a_forged_signature_in_this_runs_turns_is_rejected_when_the_scenario_thinks() -> None:
+    """The scenario's own turns were signed by us: a signature that is not ours there is forged
+    (or from another conversation) and the real API rejects it."""
+    forged = base64.b64encode(b"EoQDCm0IDhgCKkCDzGs2kL2Pgn" * 8).decode()
+    err = API.validate(_after_thinking(forged, "anything at all"), ctx(thinking=True))
+    assert err is not None and err.rule == "thinking_signature_invalid"
+    assert err.message == "messages.1.content.0: Invalid `signature` in `thinking` block"
+    assert API.validate(_after_thinking(SIGNED["signature"]), ctx(thinking=True)) is None
+    # Without the scenario's thinking option (realwire, replayed real chats) it stays accepted.
+    assert API.validate(_after_thinking(forged, "anything at all"), ctx()) is None
+
+
+def test_a_real_signature_before_the_last_user_message_stays_accepted() -> None:
+    foreign = base64.b64encode(b"EoQDCm0IDhgCKkCDzGs2kL2Pgn" * 8).decode()
+    saved = _after_thinking(foreign, "from a saved chat")["messages"]
+    body = request(*saved, assistant(text("Sunny.")), user(text("And Oslo?")), thinking=THINKING)
+    assert API.validate(body, ctx(thinking=True)) is None
+
+
 def test_empty_body_is_malformed_json() -> None:
     err = API.validate(None, ctx())
     assert err is not None and err.rule == "malformed_json"

@@ -83,6 +83,34 @@ def test_malformed_json_is_rejected_and_logged(emu: Emulator) -> None:
     assert entry.error is not None and entry.error.rule == "malformed_json"
 
 
+@pytest.mark.parametrize(("alt", "wrapped"), [("", True), ("?alt=sse", False)])
+def test_malformed_json_on_the_gemini_array_stream_is_array_wrapped(
+    emu: Emulator, alt: str, wrapped: bool
+) -> None:
+    """Like every other error on `streamGenerateContent` without `alt=sse`, the envelope comes
+    in a one-element array."""
+    base = emu.base_urls(ONE_TOOL.id, "g")["gemini"]
+    reply = post(f"{base}/v1beta/models/gemini-2.5-flash:streamGenerateContent{alt}", b"{oops")
+    assert reply.status_code == 400
+    payload = reply.json()
+    envelope = payload[0] if wrapped else payload
+    assert isinstance(payload, list) is wrapped and len(payload) == 1
+    assert envelope["error"]["status"] == "INVALID_ARGUMENT"
+    assert emu.log("g")[0].error.rule == "malformed_json"  # type: ignore[union-attr]
+
+
+def test_every_credential_header_and_query_parameter_is_kept_out_of_the_log(
+    emu: Emulator,
+) -> None:
+    base = emu.base_urls(ONE_TOOL.id, "s")["anthropic"]
+    secrets = {"proxy-authorization": "Basic dXNlcjpwYXNz", "x-api-key": "sk-ant-secret"}
+    post(f"{base}/v1/messages?api_key=k1&access_token=t1&beta=true", FIRST_CALL, secrets)
+    entry = emu.log("s")[0]
+    assert entry.status == 200
+    assert "proxy-authorization" not in entry.headers and "x-api-key" not in entry.headers
+    assert entry.query == {"beta": "true"}
+
+
 def test_script_overrun_is_an_error_naming_the_scenario(emu: Emulator) -> None:
     url = emu.base_urls(ONE_TOOL.id, "o")["anthropic"] + "/v1/messages"
 

@@ -88,6 +88,19 @@ def test_turn_with_an_unknown_block_is_a_provider_error() -> None:
         turn_of(block)
 
 
+@pytest.mark.parametrize("stop", ["max_tokens", "model_context_window_exceeded"])
+def test_a_reply_cut_short_is_a_provider_error_not_an_answer(stop: str) -> None:
+    message = api_message([{"type": "text", "text": "You added 2.5"}], stop=stop)
+    with pytest.raises(ProviderCallError, match=f"cut short \\(stop_reason {stop}\\)"):
+        turn_from_anthropic(message)
+
+
+@pytest.mark.parametrize("stop", ["end_turn", "tool_use", "stop_sequence"])
+def test_a_whole_reply_is_a_turn(stop: str) -> None:
+    message = api_message([{"type": "text", "text": "Done."}], stop=stop)
+    assert turn_from_anthropic(message).message.text == "Done."
+
+
 def test_first_call_declares_tools_without_tool_choice() -> None:
     params = request_to_anthropic(request([]), model="claude-test")
     assert params == {

@@ -4,6 +4,7 @@ old exchanges trimmed under a size limit without touching the active turn (L9)."
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,8 +12,9 @@ from google.genai import types
 
 from harness.chat import AssistantMessage, ToolCall, ToolMessage, UserMessage
 from harness.chat import Message as Saved
-from harness.loop.adapters import LOCAL_ID_PREFIX, ProviderCallError, Request, Step
+from harness.loop.adapters import LOCAL_ID_PREFIX, ProviderCallError, Request, Step, Turn
 from harness.loop.adapters.gemini import (
+    GeminiAdapter,
     fit_request,
     merge_chunks,
     request_size,
@@ -92,6 +94,49 @@ def test_turn_with_an_unknown_part_is_a_provider_error() -> None:
     )
     with pytest.raises(ProviderCallError, match="executable_code"):
         turn_from_gemini(model(part))
+
+
+class _Models:
+    def __init__(self, replies: list[types.GenerateContentResponse]) -> None:
+        self.replies = replies
+
+    def generate_content(self, **_: Any) -> types.GenerateContentResponse:
+        return self.replies[-1]
+
+    def generate_content_stream(self, **_: Any) -> Iterator[types.GenerateContentResponse]:
+        yield from self.replies
+
+
+class _Client:
+    def __init__(self, replies: list[types.GenerateContentResponse]) -> None:
+        self.models = _Models(replies)
+
+
+def reply(text: str, finish: str | None) -> types.GenerateContentResponse:
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    return types.GenerateContentResponse.model_validate({"candidates": [candidate]})
+
+
+def send(replies: list[types.GenerateContentResponse], stream: bool) -> Turn[types.Content]:
+    adapter = GeminiAdapter(client=_Client(replies), model="gemini-test", stream=stream)  # type: ignore[arg-type]
+    return adapter.send(request([]))
+
+
+CUT_SHORT = ["MAX_TOKENS", "SAFETY", "RECITATION", "MALFORMED_FUNCTION_CALL"]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("finish", CUT_SHORT)
+def test_a_reply_not_finished_with_stop_is_a_provider_error(finish: str, stream: bool) -> None:
+    with pytest.raises(ProviderCallError, match=f"finishReason {finish}"):
+        send([reply("You added", None), reply(" 2.5", finish)], stream)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_reply_finished_with_stop_is_a_turn(stream: bool) -> None:
+    assert send([reply("You added", None), reply(" 2.5", "STOP")], stream).message.text
 
 
 def test_results_pair_by_id_when_given_and_by_position_otherwise() -> None:

@@ -113,6 +113,14 @@ def test_a_failed_response_is_a_provider_error() -> None:
         turn_from_openai(response)
 
 
+@pytest.mark.parametrize("reason", ["max_output_tokens", "content_filter"])
+def test_an_incomplete_response_is_a_provider_error_not_an_answer(reason: str) -> None:
+    fields = api_response([MESSAGE], status="incomplete").model_dump()
+    response = Response.model_validate({**fields, "incomplete_details": {"reason": reason}})
+    with pytest.raises(ProviderCallError, match=f"response incomplete \\({reason}\\)"):
+        turn_from_openai(response)
+
+
 def test_first_call_is_stateless_with_instructions_and_tools() -> None:
     params = request_to_openai(request([]), model="gpt-test")
     assert params == {

@@ -41,6 +41,10 @@ WireMessage: TypeAlias = dict[str, Any]
 MAX_TOKENS = 4096
 TOOL_CHOICE_NONE: dict[str, str] = {"type": "none"}  # L12, Anthropic's spelling
 SDK_ERRORS: tuple[type[BaseException], ...] = (anthropic.AnthropicError, httpx2.HTTPError)
+# Stop reasons of a reply cut short (providers.md §2 lists them): `max_tokens`, and
+# `model_context_window_exceeded` when the context window fills up. Its text is not the whole
+# answer and a tool call in it may be cut, so the loop reports an error (L15) instead.
+TRUNCATED = frozenset({"max_tokens", "model_context_window_exceeded"})
 # What the SDK raises on a stream it cannot read: a data line that is not JSON
 # (json.JSONDecodeError), a broken `input_json_delta` ("Unable to parse tool parameter JSON from
 # model…"), both ValueError; its accumulator's "Unexpected event order…" (RuntimeError). Caught
@@ -155,6 +159,8 @@ def results_to_anthropic(results: Iterable[SavedMessage]) -> list[Block]:
 
 def turn_from_anthropic(message: Message) -> Turn[Blocks]:
     """The neutral turn, and the content blocks as they came (dumped without None fields)."""
+    if message.stop_reason in TRUNCATED:
+        raise ProviderCallError(f"the reply was cut short (stop_reason {message.stop_reason})")
     texts: list[str] = []
     calls: list[ToolCall] = []
     for block in message.content:

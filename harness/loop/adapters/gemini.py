@@ -54,6 +54,12 @@ SDK_ERRORS: tuple[type[BaseException], ...] = (
 # cannot read; caught around the stream only.
 STREAM_ERRORS: tuple[type[BaseException], ...] = (ValueError,)
 SIGNATURE_ONLY_FIELDS = frozenset({"thought", "thought_signature"})
+# A whole reply ends with `finishReason: STOP` (function calls too: Gemini has no tool-specific
+# reason, providers.md §1). Any other reason (MAX_TOKENS, SAFETY, RECITATION,
+# MALFORMED_FUNCTION_CALL, …) means the reply was cut or withheld, so the loop reports an error
+# (L15) instead of handing it over as the answer. A missing reason (stream chunks before the
+# last) says nothing.
+FINISHED = types.FinishReason.STOP
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,16 +89,20 @@ class GeminiAdapter:
         response = self.client.models.generate_content(
             model=self.model, contents=wire.contents, config=wire.config
         )
+        check_finish([response])
         return first_content(response) or types.Content(role="model", parts=[])
 
     def _streamed(self, wire: GeminiRequest) -> types.Content:
         chunks = self.client.models.generate_content_stream(
             model=self.model, contents=wire.contents, config=wire.config
         )
+        seen: list[types.GenerateContentResponse] = []
         try:
-            return merge_chunks(chunks)
+            content = merge_chunks(_kept(chunks, seen))
         except STREAM_ERRORS as exc:
             raise ProviderCallError(f"unreadable stream: {describe_error(exc)}") from exc
+        check_finish(seen)
+        return content
 
 
 def make_adapter(call: LoopCall) -> GeminiAdapter:
@@ -234,6 +244,27 @@ def first_content(response: types.GenerateContentResponse) -> types.Content | No
     if not response.candidates:
         return None
     return response.candidates[0].content
+
+
+def _kept(
+    chunks: Iterable[types.GenerateContentResponse], seen: list[types.GenerateContentResponse]
+) -> Iterator[types.GenerateContentResponse]:
+    for chunk in chunks:
+        seen.append(chunk)
+        yield chunk
+
+
+def check_finish(responses: Sequence[types.GenerateContentResponse]) -> None:
+    """Raise `ProviderCallError` when the last finish reason given is not STOP."""
+    reasons = [
+        r.candidates[0].finish_reason
+        for r in responses
+        if r.candidates and r.candidates[0].finish_reason is not None
+    ]
+    if reasons and reasons[-1] != FINISHED:
+        reason = reasons[-1]
+        name = reason.value if isinstance(reason, types.FinishReason) else str(reason)
+        raise ProviderCallError(f"the reply was cut short or withheld (finishReason {name})")
 
 
 def merge_chunks(chunks: Iterable[types.GenerateContentResponse]) -> types.Content:

@@ -158,6 +158,12 @@ def turn_from_openai(response: Response) -> Turn[Items]:
     """The neutral turn, and the output items as they came (dumped without None fields)."""
     if response.status == "failed":
         raise ProviderCallError(f"response failed: {failure_text(response)}")
+    if response.status == "incomplete":
+        # Cut by max_output_tokens or a content filter: the text is not the whole answer, and a
+        # call's arguments may be cut too (L15: report it, never pass it off as the answer).
+        details = response.incomplete_details
+        reason = details.reason if details is not None else None
+        raise ProviderCallError(f"response incomplete ({reason or 'no reason given'})")
     texts: list[str] = []
     calls: list[ToolCall] = []
     invalid: dict[int, str] = {}
