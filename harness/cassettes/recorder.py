@@ -6,10 +6,12 @@ an interrupt can never leave a cassette half-written or written from a partial r
 from __future__ import annotations
 
 import datetime
+import os
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 import httpx2
 
@@ -22,8 +24,10 @@ from harness.emulator.server import LogEntry
 from harness.errors import CassetteError
 from harness.findings import Finding
 from harness.loop.contract import Loop
+from harness.providers import KEY_VARIABLES
 from harness.runner import Cell, CellRun, run_cell
 from harness.scenario.model import Provider, Scenario
+from harness.scrub import secret_values
 from harness.sources import Endpoint, Source
 
 
@@ -176,3 +180,30 @@ def same_recording(old_text: str, new_text: str, path: str) -> bool:
         if isinstance(meta, dict):
             meta.pop("recorded", None)
     return old == new
+
+
+@dataclass(frozen=True, kw_only=True)
+class Saved:
+    verdict: Literal["written", "unchanged", "not written"]
+    problem: str | None = None  # why not written
+
+
+def save_recording(prepared: Prepared) -> Saved:
+    """Write a clean recording atomically, unless only its date changed; a run that did not
+    complete cleanly, or a text holding a key, leaves the old file as it was."""
+    from harness.cassettes.files import write_atomic
+
+    path, text = prepared.path, prepared.text
+    if text is None:
+        return Saved(
+            verdict="not written", problem=prepared.problem or "the run did not complete cleanly"
+        )
+    old = path.read_text("utf-8") if path.is_file() else None
+    if old is not None and same_recording(old, text, str(path)):
+        return Saved(verdict="unchanged")
+    keys = secret_values(os.environ, [n for names in KEY_VARIABLES.values() for n in names])
+    try:
+        write_atomic(path, text, keys)
+    except (CassetteError, OSError) as exc:
+        return Saved(verdict="not written", problem=str(exc))
+    return Saved(verdict="written")

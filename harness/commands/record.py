@@ -8,7 +8,6 @@ every cassette is either its old bytes or a complete new recording.
 from __future__ import annotations
 
 import argparse
-import os
 import queue
 import sys
 import threading
@@ -19,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.commands.common import load_all
-from harness.commands.run import PROVIDERS, parse_models
-from harness.errors import CassetteError, HarnessError
+from harness.commands.run import add_run_options, parse_models
+from harness.errors import HarnessError
 
 if TYPE_CHECKING:
     from harness.cassettes.budget import Budget
@@ -60,41 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SCENARIO",
         help="scenario files or folders (default: ./scenarios)",
     )
-    parser.add_argument(
-        "--source", choices=("scripted", "live"), required=True, help="where the answers come from"
-    )
-    parser.add_argument(
-        "--provider",
-        action="append",
-        choices=PROVIDERS,
-        metavar="NAME",
-        help="record only this provider (repeatable)",
-    )
-    parser.add_argument(
-        "--stream",
-        choices=("both", "on", "off"),
-        default="both",
-        help="stream variants (default: both, as each scenario allows)",
-    )
-    parser.add_argument(
-        "--loop",
-        default=None,
-        metavar="MODULE:FUNCTION",
-        help="the loop to record (default: the reference loop)",
-    )
-    parser.add_argument(
-        "--model",
-        action="append",
-        default=[],
-        metavar="PROVIDER=MODEL",
-        help="override the model for a provider (repeatable)",
-    )
-    parser.add_argument(
-        "--cassettes",
-        default="cassettes",
-        metavar="DIR",
-        help="cassette folder (default: ./cassettes)",
-    )
+    add_run_options(parser, recording=True)
     parser.add_argument(
         "--jobs",
         type=int,
@@ -123,6 +88,9 @@ class _Done:
     number: int
     prepared: Prepared | None = None
     problem: str | None = None  # the cell never ran (budget) or the harness failed on it
+    # The loop raised KeyboardInterrupt on this worker thread (a Ctrl-C reaches only the main
+    # thread, which stops in `run`): the main thread raises it again, so the run stops as
+    # interrupted instead of waiting forever for a cell whose worker died.
     interrupted: bool = False
 
 
@@ -169,7 +137,6 @@ class _Recorder:
         self, args: argparse.Namespace, chosen: list[Cell], source: RecordingSource, loop: Loop
     ) -> None:
         from harness.cassettes.budget import Budget
-        from harness.providers import KEY_VARIABLES
 
         self.cells = chosen
         self.source = source
@@ -178,8 +145,6 @@ class _Recorder:
         self.folder = Path(args.cassettes)
         self.jobs = args.jobs or (2 if self.live else 4)
         self.budget: Budget = Budget(args.budget)
-        names = [n for p in PROVIDERS for n in KEY_VARIABLES[p]]
-        self.secrets = [os.environ[n] for n in names if len(os.environ.get(n, "")) >= 8]
         self.stop = threading.Event()
         self.results: queue.Queue[_Done] = queue.Queue()
         self.counts = {"written": 0, "unchanged": 0, "not recorded": 0}
@@ -285,19 +250,14 @@ class _Recorder:
             _say(f"    {why}")
 
     def _write(self, prepared: Prepared) -> tuple[str, str | None]:
-        from harness.cassettes.files import write_atomic
-        from harness.cassettes.recorder import same_recording
+        from harness.cassettes.recorder import save_recording
 
+        saved = save_recording(prepared)
+        if saved.verdict != "not written":
+            return saved.verdict, None
         if prepared.text is None:
-            return "not recorded", f"{prepared.path} left as it was: {prepared.problem}"
-        old = prepared.path.read_text("utf-8") if prepared.path.exists() else None
-        if old is not None and same_recording(old, prepared.text, str(prepared.path)):
-            return "unchanged", None
-        try:
-            write_atomic(prepared.path, prepared.text, self.secrets)
-        except (CassetteError, OSError) as exc:
-            return "not recorded", str(exc)
-        return "written", None
+            return "not recorded", f"{prepared.path} left as it was: {saved.problem}"
+        return "not recorded", saved.problem
 
     def _summary(self, elapsed: float) -> None:
         counts = ", ".join(f"{n} {k}" for k, n in self.counts.items())

@@ -54,42 +54,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_run_output_options(parser)
 
 
-def add_run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--source",
-        choices=("cassette", "scripted", "live"),
-        default="cassette",
-        help="where model answers come from (default: cassette)",
-    )
+def add_run_options(parser: argparse.ArgumentParser, *, recording: bool = False) -> None:
+    """The options that choose what runs: for `harness run`, or for `harness record`
+    (`recording`: only the scripted and live sources, one of them required; no --strict)."""
+    verb = "record" if recording else "run"
+    if recording:
+        parser.add_argument(
+            "--source",
+            choices=("scripted", "live"),
+            required=True,
+            help="where the answers come from",
+        )
+    else:
+        parser.add_argument(
+            "--source",
+            choices=("cassette", "scripted", "live"),
+            default="cassette",
+            help="where model answers come from (default: cassette)",
+        )
     parser.add_argument(
         "--cassettes",
         default="cassettes",
         metavar="DIR",
-        help="cassette folder for --source cassette (default: ./cassettes)",
+        help="cassette folder to write (default: ./cassettes)"
+        if recording
+        else "cassette folder for --source cassette (default: ./cassettes)",
     )
-    parser.add_argument(
-        "--strict",
-        action="store_true",
-        help="cassette: a request that drifted from its recording fails the cell",
-    )
+    if not recording:
+        parser.add_argument(
+            "--strict",
+            action="store_true",
+            help="cassette: a request that drifted from its recording fails the cell",
+        )
     parser.add_argument(
         "--provider",
         action="append",
         choices=PROVIDERS,
         metavar="NAME",
-        help="run only this provider (repeatable): anthropic, openai, gemini",
+        help=f"{verb} only this provider (repeatable): anthropic, openai, gemini",
     )
     parser.add_argument(
         "--stream",
         choices=("both", "on", "off"),
         default="both",
-        help="stream variants to run (default: both, as each scenario allows)",
+        help=f"stream variants to {verb} (default: both, as each scenario allows)",
     )
     parser.add_argument(
         "--loop",
         default=None,
         metavar="MODULE:FUNCTION",
-        help="the loop under test (default: the reference loop)",
+        help=f"the loop {'to record' if recording else 'under test'} (default: the reference loop)",
     )
     parser.add_argument(
         "--model",
@@ -111,9 +125,6 @@ def parse_models(items: list[str]) -> dict[str, str]:
             )
         models[provider] = model
     return models
-
-
-DRIFT_RULE = "replay.drift"
 
 
 def _make_source(
@@ -138,8 +149,7 @@ def _make_source(
 def run(args: argparse.Namespace) -> int:
     from harness.commands.table import print_progress, print_table
     from harness.findings import Finding
-    from harness.outcome import expectation_findings
-    from harness.results.build import Judged, judge
+    from harness.results.build import Judged, judge, sort_findings
     from harness.runner import REFERENCE_LOOP, CellRun, cells, load_loop, run_cells
 
     started = time.time()
@@ -166,13 +176,12 @@ def run(args: argparse.Namespace) -> int:
         for run_result in run_cells(chosen, source, loop):
             cell = run_result.cell
             own = source.findings(cell.scenario, cell.provider, cell.stream)
-            warnings = [] if args.strict else [f for f in own if f.rule == DRIFT_RULE]
-            findings = expectation_findings(run_result) + [f for f in own if f not in warnings]
-            print_progress(len(results) + 1, len(chosen), run_result, findings)
-            for warning in warnings:
+            found = sort_findings(run_result, own, strict=args.strict)
+            print_progress(len(results) + 1, len(chosen), run_result, found.findings)
+            for warning in found.warnings:
                 print(f"    warning (fails with --strict): {warning.line()}", file=sys.stderr)
-            results.append((run_result, findings))
-            judged.append(judge(run_result, findings, [f for f in own if f.rule == DRIFT_RULE]))
+            results.append((run_result, found.findings))
+            judged.append(judge(run_result, found.findings, found.drift))
     finally:
         source.close()
     print_table(results)

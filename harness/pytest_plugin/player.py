@@ -19,11 +19,11 @@ An item that recorded is judged on the recorded run, as with pytest-recording.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.cassettes.replay import RULE_DRIFT, RULE_MISSING, RULE_UNUSED
 from harness.errors import CassetteError
 from harness.findings import Finding
 from harness.loop.contract import Loop
@@ -35,9 +35,8 @@ if TYPE_CHECKING:
     from harness.cassettes.recorder import RecordingSource
     from harness.pytest_plugin.settings import Settings
 
-DRIFT = "replay.drift"
 # Replay findings that say the loop's conversation is no longer the recorded one.
-LEFT_RECORDING = frozenset({DRIFT, "replay.missing_recording", "replay.unused_recording"})
+LEFT_RECORDING = frozenset({RULE_DRIFT, RULE_MISSING, RULE_UNUSED})
 NOT_WRITTEN = "record.not_written"
 
 
@@ -95,16 +94,15 @@ class Player:
     def _judged(
         self, run: CellRun, source: Source, how: str, cassette: Path | None = None
     ) -> Played:
-        from harness.outcome import cell_findings
+        from harness.results.build import sort_findings
 
         cell = run.cell
         own = source.findings(cell.scenario, cell.provider, cell.stream)
-        warnings = [] if self.settings.strict else [f for f in own if f.rule == DRIFT]
-        findings = cell_findings(run) + [f for f in own if f not in warnings]
+        found = sort_findings(run, own, strict=self.settings.strict)
         return Played(
             run=run,
-            findings=tuple(findings),
-            warnings=tuple(warnings),
+            findings=tuple(found.findings),
+            warnings=tuple(found.warnings),
             how=how,
             cassette=cassette,
         )
@@ -143,18 +141,18 @@ class Player:
             source.close()
 
     def _record(self, cell: Cell, path: Path) -> Played:
-        from harness.cassettes.recorder import record_cell
+        from harness.cassettes.recorder import record_cell, save_recording
 
         recorder = self._recording_source()
         self._runs += 1
         run_id = f"pytest{self._runs}-{cell.provider}"
         prepared = record_cell(cell, recorder, self.loop, run_id, self.folder)
         assert prepared.run is not None  # record_cell always runs the cell
-        verdict, problem = _write(prepared.path, prepared.text, prepared.problem)
-        played = self._judged(prepared.run, recorder, f"recorded ({verdict})", path)
-        if problem is None:
+        saved = save_recording(prepared)
+        played = self._judged(prepared.run, recorder, f"recorded ({saved.verdict})", path)
+        if saved.problem is None:
             return played
-        not_written = Finding(rule=NOT_WRITTEN, message=f"{path} was not written: {problem}")
+        not_written = Finding(rule=NOT_WRITTEN, message=f"{path} was not written: {saved.problem}")
         return replace(played, findings=(*played.findings, not_written))
 
     def _recording_source(self) -> RecordingSource:
@@ -163,26 +161,6 @@ class Player:
 
             self._recorder = RecordingSource(self._source(self.settings.record_from))
         return self._recorder
-
-
-def _write(path: Path, text: str | None, problem: str | None) -> tuple[str, str | None]:
-    """Write a clean recording unless only its date changed: (verdict, why not written)."""
-    from harness.cassettes.files import write_atomic
-    from harness.cassettes.recorder import same_recording
-    from harness.providers import KEY_VARIABLES
-
-    if text is None:
-        return "not written", problem or "the run did not complete cleanly"
-    old = path.read_text("utf-8") if path.is_file() else None
-    if old is not None and same_recording(old, text, str(path)):
-        return "unchanged", None
-    names = [name for names in KEY_VARIABLES.values() for name in names]
-    secrets = [os.environ[n] for n in names if len(os.environ.get(n, "")) >= 8]
-    try:
-        write_atomic(path, text, secrets)
-    except (CassetteError, OSError) as exc:
-        return "not written", str(exc)
-    return "written", None
 
 
 def _readable(path: Path) -> Path:

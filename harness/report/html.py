@@ -17,6 +17,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from harness.report.changes import compare
+from harness.report.controls import visible_controls
 from harness.report.view import (
     anchor,
     cell_view,
@@ -73,18 +74,21 @@ def render_html(results: Results, previous: Results | None = None) -> str:
     providers = providers_of(results)
     order = {rule.id: i for i, rule in enumerate(results.rules)}
     template = _environment().get_template("report.html.j2")
-    return template.render(
-        run=results.run,
-        schema_version=SCHEMA_VERSION,
-        summary=Summary(
-            total=len(results.cells), failed=sum(c.verdict == "fail" for c in results.cells)
-        ),
-        providers=providers,
-        scenario_rows=scenario_rows(results, providers),
-        totals=provider_totals(results, providers),
-        rule_rows=rule_rows(results, providers),
-        changes=compare(previous, results) if previous is not None else None,
-        cells=[cell_view(c, order) for c in results.cells],
+    # The templates hold no control characters: any in the page came from model or tool text.
+    return visible_controls(
+        template.render(
+            run=results.run,
+            schema_version=SCHEMA_VERSION,
+            summary=Summary(
+                total=len(results.cells), failed=sum(c.verdict == "fail" for c in results.cells)
+            ),
+            providers=providers,
+            scenario_rows=scenario_rows(results, providers),
+            totals=provider_totals(results, providers),
+            rule_rows=rule_rows(results, providers),
+            changes=compare(previous, results) if previous is not None else None,
+            cells=[cell_view(c, order) for c in results.cells],
+        )
     )
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.report.console import finding_line
+from harness.report.controls import visible_controls
 from harness.report.view import providers_of
 from harness.results.files import write_text_atomic
 from harness.results.model import CellResult, Results
@@ -25,6 +26,7 @@ def junit_xml(results: Results) -> str:
     )
     for provider in providers_of(results):
         _suite(root, results, [c for c in results.cells if c.provider == provider], provider)
+    _make_valid(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
 
@@ -72,6 +74,16 @@ def _case(suite: ET.Element, cell: CellResult) -> None:
         out.append(f"  answer: {q.answer or q.error or '(none)'}")
     out.extend(f"drift: {d.message}" for d in cell.drift)
     ET.SubElement(case, "system-out").text = "\n".join(out)
+
+
+def _make_valid(root: ET.Element) -> None:
+    """Escape the characters XML 1.0 forbids in every text and attribute: ElementTree writes
+    them as they are, and one control character in a tool result would make the file unreadable."""
+    for element in root.iter():
+        if element.text:
+            element.text = visible_controls(element.text)
+        for name, value in element.attrib.items():
+            element.set(name, visible_controls(value))
 
 
 def write_junit(results: Results, path: str | Path) -> Path:

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 
 from harness import __version__
+from harness.cassettes.replay import RULE_DRIFT
 from harness.findings import Finding
 from harness.outcome import query_outcome
 from harness.results.model import (
@@ -39,7 +40,6 @@ from harness.runner import CellRun, QueryRun
 from harness.tools import ToolRun
 
 SDK_DISTRIBUTIONS = ("anthropic", "openai", "google-genai", "httpx2")
-DRIFT_RULE = "replay.drift"
 
 # Rows of the rule matrix for findings that are not loop/provider rules: the rule id of such a
 # finding is `<group>.<detail>` (`expect.ending`, `api.E1`, `replay.drift`, `harness.loop_error`).
@@ -89,6 +89,26 @@ class Judged:
     findings: Sequence[Finding]
     verdicts: Mapping[str, Verdict] = field(default_factory=dict)
     drift: Sequence[Finding] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sorted:
+    """A cell's findings once its source has spoken."""
+
+    findings: list[Finding]  # fail the cell: the checks', then the source's
+    warnings: list[Finding]  # drift from the recording, shown but not failing (not strict)
+    drift: list[Finding]  # every drift report, failing or not (kept in the results file)
+
+
+def sort_findings(run: CellRun, own: Sequence[Finding], *, strict: bool) -> Sorted:
+    """The cell's findings (`harness.outcome.cell_findings`) and its source's (`own`): drift
+    from a recording only warns unless `strict`; every other finding fails the cell."""
+    from harness.outcome import cell_findings
+
+    drift = [f for f in own if f.rule == RULE_DRIFT]
+    warnings = [] if strict else drift
+    findings = cell_findings(run) + [f for f in own if f not in warnings]
+    return Sorted(findings=findings, warnings=warnings, drift=drift)
 
 
 def iso(timestamp: float) -> str:
@@ -177,7 +197,7 @@ def cell_result(judged: Judged) -> CellResult:
         ),
         tool_runs=tuple(_tool_run(r) for r in run.tool_runs),
         findings=tuple(finding_record(f) for f in judged.findings),
-        verdicts=cell_verdicts(judged.findings, judged.verdicts, run.source),
+        verdicts=with_group_verdicts(judged.findings, judged.verdicts, run.source),
         calls=calls,
         exchanges=tuple(exchange_record(e) for e in run.exchanges),
         usage=usage_totals(c.response.usage for c in calls),
@@ -190,9 +210,11 @@ def cell_result(judged: Judged) -> CellResult:
     )
 
 
-def cell_verdicts(
+def with_group_verdicts(
     findings: Sequence[Finding], given: Mapping[str, Verdict], source: str
 ) -> dict[str, Verdict]:
+    """The checks' verdicts (`given`) plus one for each harness group (`HARNESS_GROUPS`); a
+    finding fails its group, or its own rule when it belongs to no group."""
     verdicts: dict[str, Verdict] = dict(given)
     groups = {g.id for g in HARNESS_GROUPS}
     for group in groups:
@@ -264,6 +286,6 @@ def _tool_run(run: ToolRun) -> ToolRunRecord:
 
 
 def _drift(judged: Judged) -> tuple[DriftRecord, ...]:
-    seen = [*judged.drift, *(f for f in judged.findings if f.rule == DRIFT_RULE)]
+    seen = [*judged.drift, *(f for f in judged.findings if f.rule == RULE_DRIFT)]
     unique = list(dict.fromkeys(seen))
     return tuple(DriftRecord(call=f.call, path=f.path, message=f.message) for f in unique)

@@ -19,7 +19,14 @@ from harness.report.view import (
 )
 from harness.results import Results
 from tests.report.synthetic import synthetic_results
-from tests.results.runs import HOSTILE_ANSWER, HOSTILE_RESULT, broken_results, real_results
+from tests.results.runs import (
+    CONTROL_SHOWN,
+    HOSTILE_ANSWER,
+    HOSTILE_RESULT,
+    broken_results,
+    control_results,
+    real_results,
+)
 
 
 class _Tags(HTMLParser):
@@ -141,6 +148,14 @@ def test_model_and_tool_text_is_escaped() -> None:
     assert "&lt;img src=x onerror=" in html
     assert "</pre></template> 80 kg" not in html
     assert HOSTILE_RESULT and HOSTILE_ANSWER  # the fixtures hold real markup
+
+
+def test_control_characters_are_shown_as_escapes(tmp_path: Path) -> None:
+    # a NUL is dropped by the HTML parser and a lone surrogate cannot be written as UTF-8
+    path = write_html(control_results(), tmp_path / "index.html")
+    html = path.read_text("utf-8")
+    assert not re.search("[\x00-\x08\x0b\x0e-\x1f\ud800-\udfff\uffff]", html)
+    assert html.count(CONTROL_SHOWN) >= 3  # answer, error, finding, tool result
 
 
 def test_closing_call_and_system_addition_rules() -> None:

@@ -10,7 +10,14 @@ from harness.report.console import finding_line, summary_lines
 from harness.report.junit import junit_xml, write_junit
 from harness.results.model import FindingRecord
 from tests.report.synthetic import synthetic_results
-from tests.results.runs import HOSTILE_ANSWER, broken_results, real_results
+from tests.results.runs import (
+    CONTROL_SHOWN,
+    CONTROL_TEXT,
+    HOSTILE_ANSWER,
+    broken_results,
+    control_results,
+    real_results,
+)
 
 
 def test_one_testcase_per_cell_grouped_by_provider(tmp_path: Path) -> None:
@@ -29,6 +36,17 @@ def test_one_testcase_per_cell_grouped_by_provider(tmp_path: Path) -> None:
     assert len(names) == 18
     out = root.find(".//testcase[@name='hostile_markup[openai]']/system-out")
     assert out is not None and out.text is not None and HOSTILE_ANSWER in out.text  # escaped by XML
+
+
+def test_control_characters_are_escaped_so_the_file_parses(tmp_path: Path) -> None:
+    results = control_results()
+    root = ET.parse(write_junit(results, tmp_path / "junit.xml")).getroot()
+    case = root.find(f".//testcase[@name='{results.cells[0].id}']")
+    assert case is not None
+    failure, out = case.find("failure"), case.find("system-out")
+    assert failure is not None and out is not None and out.text is not None
+    assert CONTROL_SHOWN in (failure.get("message") or "") and CONTROL_SHOWN in out.text
+    assert CONTROL_TEXT not in (tmp_path / "junit.xml").read_text("utf-8", "surrogateescape")
 
 
 def test_failures_carry_rule_ids_and_evidence() -> None:

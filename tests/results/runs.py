@@ -17,6 +17,7 @@ from harness.loop.contract import LoopCall, LoopResult
 from harness.outcome import cell_findings
 from harness.results import Judged, Results, build_results, run_meta
 from harness.results.build import check_catalogue, judge
+from harness.results.model import FindingRecord
 from harness.runner import CellRun, cells, run_cells
 from harness.scenario import Scenario, load_scenario
 from harness.sources import ScriptedSource
@@ -125,3 +126,24 @@ def mixed_results() -> Results:
     real = real_results()
     cells = tuple(broken.get(c.id, c) for c in real.cells)
     return dataclasses.replace(real, cells=cells)
+
+
+# Characters XML 1.0 forbids (NUL, ESC, a lone surrogate, U+FFFF), as a tool result or a
+# loop's error can hold them.
+CONTROL_TEXT = "nul\x00 esc\x1b[31m lone\ud800 end\uffff"
+CONTROL_SHOWN = "nul\\x00 esc\\x1b[31m lone\\ud800 end\\uffff"
+
+
+def control_results() -> Results:
+    """A failing cell whose answer, error, finding and tool result hold forbidden characters."""
+    results = real_results()
+    first = results.cells[0]
+    cell = dataclasses.replace(
+        first,
+        verdict="fail",
+        error=CONTROL_TEXT,
+        queries=tuple(dataclasses.replace(q, answer=CONTROL_TEXT) for q in first.queries),
+        tool_runs=tuple(dataclasses.replace(r, result=CONTROL_TEXT) for r in first.tool_runs),
+        findings=(FindingRecord(rule="L9", message=CONTROL_TEXT, actual=CONTROL_TEXT),),
+    )
+    return dataclasses.replace(results, cells=(cell, *results.cells[1:]))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from harness.findings import Finding
 from harness.results import HARNESS_GROUPS, CellResult, Results, build_results, run_meta
-from harness.results.build import Judged, cell_verdicts, usage_totals
+from harness.results.build import Judged, usage_totals, with_group_verdicts
 from harness.results.files import results_json, validate_results_json
 from tests.results.runs import HOSTILE_RESULT, broken_results, real_results, run_library
 
@@ -123,7 +123,7 @@ def test_a_finding_without_a_verdict_fails_its_rule_and_groups_fold() -> None:
         Finding(rule="L7", message="x", call=2, path="messages[3]", ids=("toolu_1",)),
         Finding(rule="expect.rounds", message="y", expected="1", actual="2"),
     ]
-    verdicts = cell_verdicts(findings, {"L1": "pass"}, source="cassette")
+    verdicts = with_group_verdicts(findings, {"L1": "pass"}, source="cassette")
     assert verdicts == {
         "L1": "pass",
         "L7": "fail",
