@@ -80,8 +80,9 @@ def _compare(
             actual=str(len(sent)),
         )
     starts = [0]
-    if suffix_only:  # old exchanges trimmed from the front (L9 judges how)
-        starts = [i for i, e in enumerate(expected) if e[0] == "user"] or [0]
+    if suffix_only:  # old exchanges trimmed from the front (L9 judges how), maybe all of them
+        users = [i for i, e in enumerate(expected) if e[0] == "user"]
+        starts = sorted({0, *users, len(expected)})
     mismatches = [_mismatch(sent, expected[start:]) for start in starts]
     if None in mismatches:
         return
@@ -242,6 +243,23 @@ def _first_change(earlier: Sequence[WireMessage], later: Sequence[WireMessage]) 
 # ---- L9 --------------------------------------------------------------------------------------
 
 
+def _may_trim(data: CheckInput) -> bool:
+    """Trimming can apply: the scenario sets a request-size limit, or (any cell, a cassette
+    too) a Gemini call sent a shorter context than the call before it in its query."""
+    if data.scenario is not None and data.scenario.gemini_max_request_bytes is not None:
+        return True
+    return any(_shrank(query, a, b) for query in data.queries for a, b in _gemini_pairs(query))
+
+
+def _gemini_pairs(query: QueryInput) -> Iterator[tuple[WireCall, WireCall]]:
+    return pairs([c for c in logical_calls(query.calls) if c.request.api == "gemini"])
+
+
+def _shrank(query: QueryInput, a: WireCall, b: WireCall) -> bool:
+    sa, sb = split(a.request, query.message), split(b.request, query.message)
+    return sa.user is not None and sb.user is not None and len(sb.context) < len(sa.context)
+
+
 @rule(
     "L9",
     title="Gemini trims, never the active turn",
@@ -249,29 +267,17 @@ def _first_change(earlier: Sequence[WireMessage], later: Sequence[WireMessage]) 
     "selected context, never any step of the active turn.",
     needs="wire",
     apis=("gemini",),
+    applies=_may_trim,
 )
 def gemini_trims_old_exchanges_only(data: CheckInput) -> Iterator[Finding]:
+    """Only where trimming can apply; an active turn resent short is L8's (one finding)."""
+    if not _may_trim(data):
+        return
     limit = data.scenario.gemini_max_request_bytes if data.scenario is not None else None
     for query in data.queries:
-        calls = [c for c in logical_calls(query.calls) if c.request.api == "gemini"]
-        for call in calls:
-            yield from _trimmed(query, call, limit)
-        for a, b in pairs(calls):
-            sa, sb = split(a.request, query.message), split(b.request, query.message)
-            if failed(a) or sa.user is None or sb.user is None:
-                continue
-            dropped = _first_change(sa.active, sb.active)
-            if dropped is not None:
-                yield Finding(
-                    rule="L9",
-                    query=query.index,
-                    call=b.number,
-                    path="contents",
-                    message=f"the active turn was trimmed: step {dropped + 1} after the user "
-                    f"message (as sent on call {a.number}) is missing or changed",
-                    expected="every step of the active turn kept",
-                    actual=f"{len(sb.active)} of {len(sa.active)}+ step(s)",
-                )
+        for call in logical_calls(query.calls):
+            if call.request.api == "gemini":
+                yield from _trimmed(query, call, limit)
 
 
 def _trimmed(query: QueryInput, call: WireCall, limit: int | None) -> Iterator[Finding]:

@@ -3,8 +3,9 @@
 - One response per call: the loop reads `candidates[0]`; asking for more (candidateCount) or
   getting more leaves the others unanswered.
 - G3 ``Function call is missing a thought_signature in functionCall parts…`` — the model
-  `Content` goes back unchanged: all parts, same order, signatures kept, no ids made up where
-  the model gave none.
+  `Content` goes back with every thought signature it came with, on its function calls and its
+  other parts. The calls themselves (names, arguments, order, and the ids the model gave; a
+  client may add ids where the model gave none, see `calls_match`) and the text are L5's.
 - Automatic function calling: with Python callables as tools, google-genai runs them itself and
   sends extra requests marked `+afc` in `x-goog-api-client` (google/genai/models.py:
   `get_usage_header(…, usage='afc')`), so the loop no longer controls rounds or budget.
@@ -21,8 +22,6 @@ from harness.checks.registry import rule
 from harness.checks.view import (
     appended_turn,
     asks_tools,
-    calls_match,
-    describe_calls,
     ids_of,
     logical_calls,
     pairs,
@@ -125,8 +124,9 @@ def _replies_resent(data: CheckInput) -> bool:
 @rule(
     "gemini.content_unchanged",
     title="Model content returned unchanged",
-    description="Within a query, each model Content goes back as it came: its function calls "
-    "in order with their names, arguments and ids, and every thought signature (G3).",
+    description="Within a query, each model Content goes back with every thought signature "
+    "it came with, on its function calls and its other parts, unchanged (G3); the calls and "
+    "text themselves are L5's.",
     needs="wire",
     apis=API,
     applies=_replies_resent,
@@ -154,19 +154,21 @@ def model_content_returned_unchanged(data: CheckInput) -> Iterator[Finding]:
 
 
 def _differences(given: WireResponse, sent: WireMessage) -> Iterator[tuple[str, str, str]]:
-    """Function calls and thought signatures; the text is L5's, and thought summaries without a
-    signature are not needed back (the API accepts their absence)."""
-    if not calls_match(given.calls, sent.calls):
-        yield "function calls differ", describe_calls(given.calls), describe_calls(sent.calls)
-    elif [_signature(c.signature) for c in given.calls] != [
+    """Thought signatures only: the function calls themselves and the text are L5's (a call
+    changed, dropped or added is reported there, once), and thought summaries without a
+    signature are not needed back (the API accepts their absence). A call's signature is
+    judged when the calls line up by name."""
+    same_calls = [c.name for c in given.calls] == [c.name for c in sent.calls]
+    if same_calls and [_signature(c.signature) for c in given.calls] != [
         _signature(c.signature) for c in sent.calls
     ]:
         yield (
             "a function call lost or changed its thought signature",
             *_signed_pair(given.calls, sent.calls),
         )
-    elif _signatures(given.opaque) != _signatures(sent.opaque):
-        given_count, sent_count = len(_signatures(given.opaque)), len(_signatures(sent.opaque))
+    elif _part_signatures(given.opaque, given.calls) != _part_signatures(sent.opaque, sent.calls):
+        given_count = len(_part_signatures(given.opaque, given.calls))
+        sent_count = len(_part_signatures(sent.opaque, sent.calls))
         yield (
             "thought signatures differ",
             f"{given_count} signature(s) as given",
@@ -178,8 +180,12 @@ def _signature(token: str | None) -> bytes | str | None:
     return signature_bytes(token) or token
 
 
-def _signatures(opaque: tuple[Opaque, ...]) -> list[bytes | str | None]:
-    return [_signature(o.token) for o in opaque if o.token]
+def _part_signatures(
+    opaque: tuple[Opaque, ...], calls: Sequence[WireToolCall]
+) -> list[bytes | str | None]:
+    """The signatures on the parts that are no function call (those ride on their call)."""
+    on_calls = {c.path for c in calls}
+    return [_signature(o.token) for o in opaque if o.token and o.path not in on_calls]
 
 
 def _signed_pair(given: Sequence[WireToolCall], sent: Sequence[WireToolCall]) -> tuple[str, str]:

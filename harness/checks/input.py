@@ -14,7 +14,7 @@ Two ways in:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from harness.chat import Message
@@ -75,6 +75,9 @@ class CheckInput:
     stream: bool | None = None
     chat: tuple[Message, ...] | None = None
     scenario: Scenario | None = None
+    # Calls whose exchange ended in a transport error (refused, a stream cut or closed early
+    # by the SDK before it retried): what came back is incomplete, not a format problem.
+    interrupted: frozenset[int] = frozenset()
 
     @property
     def apis(self) -> frozenset[ApiName]:
@@ -119,7 +122,16 @@ def input_from_run(run: CellRun) -> CheckInput:
         stream=run.cell.stream,
         chat=run.chat,
         scenario=scenario,
+        interrupted=_interrupted(run.exchanges, calls),
     )
+
+
+def _interrupted(
+    exchanges: Iterable[Exchange], calls: Sequence[tuple[int, WireCall]]
+) -> frozenset[int]:
+    """The numbers of the calls whose exchange carried a transport error."""
+    cut = {e.seq for e in exchanges if e.error is not None}
+    return frozenset(call.number for seq, call in calls if seq in cut)
 
 
 def _numbered(
@@ -158,6 +170,7 @@ def input_from_exchanges(
     """The checks' view of bare exchanges (a cassette): queries inferred from the requests."""
     calls: list[WireCall] = []
     problems: list[ParseProblem] = []
+    interrupted: set[int] = set()
     for exchange in exchanges:
         if api_of(exchange.url) is None:
             problems.append(
@@ -167,8 +180,10 @@ def input_from_exchanges(
             )
             continue
         calls.append(parse_exchange(len(calls) + 1, exchange))
+        if exchange.error is not None:
+            interrupted.add(len(calls))
     trace = Trace(calls=tuple(calls), problems=tuple(problems))
-    return input_from_trace(trace, provider)
+    return replace(input_from_trace(trace, provider), interrupted=frozenset(interrupted))
 
 
 def input_from_trace(trace: Trace, provider: Provider | None = None) -> CheckInput:

@@ -81,6 +81,18 @@ CLAIMS = tuple(
         r"(?:salv|registrad|gravad|guardad|anotad|criad|atualizad|agendad|cadastrad)\w*",
     )
 )
+# A claim is no claim when its clause negates it or puts it in the future: a negation or
+# "before" ahead of it ("nothing has been saved", "before I saved", "nada foi salvo", "no se
+# ha guardado", "antes de guardar"), or "yet" after it ("not saved yet"). Normalised text. The
+# Portuguese preposition "no" (= in the) reads as a negation too when it comes first; a claim
+# after it ("No app, salvei") stands in its own clause.
+NEGATION_BEFORE = re.compile(
+    r"\b(?:not|never|nothing|no|none|before|nao|nada|nunca|antes de|todavia no)\b|n't\b"
+)
+NEGATION_AFTER = re.compile(r"\byet\b")
+# Where one clause ends and the next begins: punctuation, or a contrasting conjunction
+# ("I hit the limit, but I saved it" claims; "I have not saved it" does not).
+CLAUSE_BREAK = re.compile(r"[.!?;,:\n()\u2014\u2013]|\b(?:but|mas|pero|however|porem|porém)\b")
 # Spanish claims, on the accented case-folded text.
 ACCENTED_CLAIMS = tuple(
     re.compile(p)
@@ -175,17 +187,46 @@ class ClosingPhrases:
     def claim(self, text: str, writes_pending: bool) -> str | None:
         """A phrase claiming a write happened: the scenario's own always; the default
         patterns only when a write was left pending (a read answered "not executed" cannot
-        be claimed as saved)."""
-        found = contains_any(text, self.must_not_contain)
-        if found is not None or not writes_pending:
-            return found
+        be claimed as saved). A match its clause negates ("not saved yet", "before I saved",
+        "nada foi salvo") is no claim."""
+        plain = normalise(text)
+        for phrase in self.must_not_contain:
+            wanted = normalise(phrase)
+            if wanted and _affirmed(plain, re.finditer(re.escape(wanted), plain)):
+                return phrase
+        if not writes_pending:
+            return None
         for pattern in CLAIMS:
-            if match := pattern.search(normalise(text)):
-                return match.group(0)
+            if found := _affirmed(plain, pattern.finditer(plain)):
+                return found
+        marked = accented(text)
         for pattern in ACCENTED_CLAIMS:
-            if match := pattern.search(accented(text)):
-                return match.group(0)
+            if found := _affirmed(marked, pattern.finditer(marked)):
+                return found
         return None
+
+
+def _affirmed(text: str, matches: Iterable[re.Match[str]]) -> str | None:
+    """The first match its own clause does not negate."""
+    for match in matches:
+        start, end = _clause(text, match.start(), match.end())
+        before, after = normalise(text[start : match.start()]), normalise(text[match.end() : end])
+        if NEGATION_BEFORE.search(before) is None and NEGATION_AFTER.search(after) is None:
+            return match.group(0)
+    return None
+
+
+def _clause(text: str, start: int, end: int) -> tuple[int, int]:
+    """The bounds of the clause holding text[start:end]: from the last break before it to the
+    first break after it."""
+    first, last = 0, len(text)
+    for found in CLAUSE_BREAK.finditer(text):
+        if found.end() <= start:
+            first = found.end()
+        elif found.start() >= end:
+            last = found.start()
+            break
+    return first, last
 
 
 def holds_order(text: str) -> str | None:

@@ -325,3 +325,34 @@ def afc_answer(body: Body, provider: Provider, _: str) -> None:
     answer = part["functionResponse"]
     answer.pop("id", None)
     answer["response"] = {"result": value}
+
+
+def drop_one_tool(body: Body, provider: Provider, _: str) -> None:
+    """The closing call declares all the tools but the last."""
+    tools = body["tools"][0]["functionDeclarations"] if provider == "gemini" else body["tools"]
+    tools.pop()
+
+
+def rename_result(body: Body, provider: Provider, _: str) -> None:
+    """A Gemini result (no ids) named after a function other than the one requested."""
+    results(body, provider)[0]["functionResponse"]["name"] = "save_goal"
+
+
+def sign_text(call: int, given: str, sent: str) -> Break:
+    """Call `call`'s reply gives its text part a thought signature; the next request sends
+    that part back with `sent` instead (dropped when empty)."""
+
+    def apply(run: CellRun, provider: Provider) -> CellRun:
+        def give(body: Body) -> None:
+            body["candidates"][0]["content"]["parts"][0]["thoughtSignature"] = given
+
+        def send(body: Body, provider: Provider, query: str) -> None:
+            part = first_turn(body, provider, query)[0]
+            if sent:
+                part["thoughtSignature"] = sent
+            else:
+                part.pop("thoughtSignature", None)
+
+        return request(call + 1, send)(edit_response(run, call, give), provider)
+
+    return apply

@@ -40,9 +40,16 @@ class Runs:
         return self.cache[key]
 
     def run(self, scenario: str, provider: Provider, stream: bool, loop: Loop) -> CellRun:
-        cell = Cell(scenario=LIBRARY[scenario], provider=provider, stream=stream)
+        return self.run_scenario(LIBRARY[scenario], provider, stream, loop)
+
+    def run_scenario(
+        self, scenario: Scenario, provider: Provider, stream: bool, loop: Loop = reference_loop
+    ) -> CellRun:
+        """A run of `scenario` (a library scenario, maybe with other settings: the emulator
+        plays the library script of the same id)."""
+        cell = Cell(scenario=scenario, provider=provider, stream=stream)
         self.count += 1  # each run its own id: the emulator keeps logs per run id
-        run_id = f"checks-{self.count}-{scenario}-{provider}-{int(stream)}"
+        run_id = f"checks-{self.count}-{scenario.id}-{provider}-{int(stream)}"
         return run_cell(cell, self.source, loop, run_id=run_id)
 
     def close(self) -> None:

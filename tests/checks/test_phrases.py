@@ -54,6 +54,25 @@ CLAIMS = [
     ("Guardé tu meta.", True),
     ("Tu meta ha sido guardada.", True),
     ("La meta está guardada.", True),
+    # negated or not yet done: no claim
+    ("Nothing has been saved yet. Should I continue?", False),
+    ("No goal was saved.", False),
+    ("I reached the limit before I saved your goal.", False),
+    ("I haven't saved your goal; it has not been saved yet.", False),
+    ("I hit the limit, so your goal was never saved.", False),
+    ("Nada foi salvo ainda. Quer que eu continue?", False),
+    ("Ainda não salvei sua meta.", False),
+    ("A meta não foi salva.", False),
+    ("Nada fue guardado todavía. ¿Sigo?", False),
+    ("Todavía no guardé tu meta.", False),
+    ("La meta no fue guardada.", False),
+    # real claims still fire, negations elsewhere in the text notwithstanding
+    ("I saved your goal", True),
+    ("Your goal is saved", True),
+    ("Salvei sua meta", True),
+    ("Guardé tu meta", True),
+    ("I hit the step limit, but I saved your goal. No need to worry.", True),
+    ("Salvei sua meta no aplicativo.", True),
 ]
 
 
@@ -71,12 +90,28 @@ def test_scenario_phrases_count_whatever_was_pending() -> None:
     assert tuned.claim("Pronto, META SALVA!", writes_pending=False) == "meta salva"
 
 
+@pytest.mark.parametrize(
+    ("text", "claims"),
+    [
+        ("I have not saved your goal yet. Should I continue?", False),
+        ("I reached the limit before I saved your goal.", False),
+        ("I hit the limit, but I saved your goal.", True),
+        ("Saved your goal!", True),
+    ],
+)
+def test_scenario_phrases_negated_are_no_claim(text: str, claims: bool) -> None:
+    tuned = ClosingPhrases(must_not_contain=("saved your goal",))
+    assert (tuned.claim(text, writes_pending=False) is not None) is claims
+
+
 def test_scenario_words_extend_the_defaults() -> None:
-    text = "Bati no teto de passos. Posso seguir?"
+    text = "Bati no teto de passos. Posso ir em frente?"
     assert not DEFAULT.explains_limit(text)
+    assert not DEFAULT.asks_to_continue(text)
     tuned = ClosingPhrases(limit_words=(*LIMIT_WORDS, "teto de passos"))
     assert tuned.explains_limit(text)
-    assert ClosingPhrases(continue_words=(*CONTINUE_WORDS, "seguir")).asks_to_continue(text)
+    assert "ir em frente" not in CONTINUE_WORDS
+    assert ClosingPhrases(continue_words=(*CONTINUE_WORDS, "ir em frente")).asks_to_continue(text)
 
 
 def test_normalise_drops_accents_case_and_curly_apostrophes() -> None:

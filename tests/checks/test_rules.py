@@ -24,6 +24,7 @@ from tests.checks.breaks import (
     drop_context,
     drop_first_context,
     drop_last_result,
+    drop_one_tool,
     drop_reasoning,
     drop_results_message,
     drop_thinking,
@@ -40,11 +41,13 @@ from tests.checks.breaks import (
     overlapping,
     prepend_orphan,
     pt_claim,
+    rename_result,
     repeat_run,
     request,
     requests,
     reverse_results,
     reversed_runs,
+    sign_text,
     stop_at,
     swap_contents,
     text,
@@ -57,6 +60,7 @@ from tests.checks.breaks import (
     usual_system,
 )
 from tests.checks.support import (
+    LIBRARY,
     PROVIDERS,
     Runs,
     edit_headers,
@@ -116,6 +120,13 @@ CASES = [
     ),
     Case(
         "L3",
+        "too many calls",
+        EXACT,
+        lambda r, _: edit_scenario(r, max_rounds=1),
+        says="ordinary model calls",
+    ),
+    Case(
+        "L3",
         "closing call too early",
         READ,
         lambda r, _: edit_scenario(r, max_rounds=3),
@@ -143,6 +154,14 @@ CASES = [
         request(2, drop_last_result),
         providers=("gemini",),
         says="no result",
+    ),
+    Case(
+        "L6",
+        "gemini result named after another function",
+        NO_IDS,
+        request(2, rename_result),
+        providers=("gemini",),
+        says="names save_goal",
     ),
     # L7 — one selection rule
     Case("L7", "context cut short", LONG, requests((1, 2), drop_first_context), says="selection"),
@@ -175,7 +194,12 @@ CASES = [
         says="user message",
     ),
     Case(
-        "L9", "round trimmed", CHAIN, request(3, drop_turn), providers=("gemini",), says="trimmed"
+        "L9",
+        "trimmed inside an exchange without a limit",
+        LONG,
+        request(2, drop_first_context),
+        providers=("gemini",),
+        says="inside an exchange",
     ),
     Case(
         "L9",
@@ -274,6 +298,7 @@ CASES = [
     # L12 — one closing call, tools declared, tool choice none
     Case("L12", "tool choice auto", WRITE, request(3, no_choice), says="lets the model"),
     Case("L12", "tools dropped", WRITE, request(3, no_tools), says="drops the tools"),
+    Case("L12", "a tool left out", WRITE, request(3, drop_one_tool), says="leaves out tools"),
     Case("L12", "second closing call", WRITE, lambda r, _: repeat_call(r, 3), says="more call"),
     Case("L12", "no closing call", READ, interim_answer(4), says="no closing call"),
     # L13 — the order in the system instructions, never in a tool result
@@ -417,11 +442,19 @@ CASES = [
     ),
     Case(
         "gemini.content_unchanged",
-        "arguments changed",
+        "text signature changed",
         ONE,
-        request(2, changed_argument),
+        sign_text(1, "c2lnbmVkIG9uY2U=", "c2lnbmVkIHR3aWNl"),
         providers=("gemini",),
-        says="function calls differ",
+        says="thought signatures differ",
+    ),
+    Case(
+        "gemini.content_unchanged",
+        "text signature dropped",
+        ONE,
+        sign_text(1, "c2lnbmVkIG9uY2U=", ""),
+        providers=("gemini",),
+        says="thought signatures differ",
     ),
 ]
 
@@ -594,3 +627,32 @@ def test_a_loop_that_never_trims_is_caught_on_gemini(runs: Runs) -> None:
 
     run = runs.run(TRIM, "gemini", False, load_loop("examples.minimal_loop:run"))
     assert {f.rule for f in findings(run)} == {"L9"}
+
+
+@pytest.mark.parametrize("limit", [800, 100])
+def test_gemini_trimming_the_whole_saved_context_conforms(runs: Runs, limit: int) -> None:
+    """At a tiny size limit the reference loop drops every old exchange: still the selection
+    (L7), trimmed as L9 allows."""
+    run = runs.run_scenario(replace(LIBRARY[TRIM], gemini_max_request_bytes=limit), "gemini", False)
+    first = sorted(run.exchanges, key=lambda e: e.seq)[0]
+    assert len(first.request_body["contents"]) == 1  # the user message alone
+    found = findings(run)
+    assert not found, explain(found)
+    assert verdicts(run)["L7"] == verdicts(run)["L9"] == "pass"
+
+
+def test_gemini_active_turn_cut_is_one_finding_of_l8(runs: Runs) -> None:
+    """Without a size limit and with the context whole, trimming cannot apply: a round dropped
+    from the active turn is L8's alone, and L9 is not applicable."""
+    bad = request(3, drop_turn)(runs.get(CHAIN, "gemini"), "gemini")
+    found = findings(bad)
+    assert "L8" in {f.rule for f in found} and "L9" not in {f.rule for f in found}
+    assert verdicts(bad)["L9"] == "n/a"
+    assert verdicts(runs.get(CHAIN, "gemini"))["L9"] == "n/a"
+
+
+def test_gemini_changed_call_is_one_finding_of_l5(runs: Runs) -> None:
+    """A call changed on the way back is L5's; the Gemini rule judges signatures only."""
+    bad = request(2, changed_argument)(runs.get(ONE, "gemini"), "gemini")
+    rules = {f.rule for f in findings(bad)}
+    assert "L5" in rules and "gemini.content_unchanged" not in rules
