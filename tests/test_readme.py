@@ -45,3 +45,11 @@ def test_readme_contract_example_runs_and_conforms(
     assert runs
     for run in runs:
         assert expectation_findings(run) == [], run.cell.id
+
+
+def test_readme_rules_table_lists_the_whole_catalogue() -> None:
+    from harness.checks import catalogue
+
+    text = (ROOT / "README.md").read_text()
+    rows = re.findall(r"^\| `([^`]+)` \|", text.split("## The rules and the checks", 1)[1], re.M)
+    assert [c.id for c in catalogue()] == rows[: len(catalogue())]
