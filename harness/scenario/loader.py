@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -19,6 +19,7 @@ import yaml
 from harness.chat import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from harness.errors import ScenarioError
 from harness.scenario.expected import derive_outcome
+from harness.scenario.located import Located, yaml_error
 from harness.scenario.model import (
     DEFAULT_MAX_ROUNDS,
     ClosingExpectation,
@@ -37,68 +38,15 @@ from harness.scenario.model import (
 )
 from harness.scenario.semantics import check_semantics
 
-Path_ = tuple[str | int, ...]
 SCENARIO_ID = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 ALL_PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "gemini")
+NOT_BLANK = "\\S"  # schema.json's pattern for text the person reads (an answer, a closing)
 
 
 @cache
 def scenario_schema() -> dict[str, Any]:
     text = resources.files("harness.scenario").joinpath("schema.json").read_text("utf-8")
     return cast(dict[str, Any], json.loads(text))
-
-
-class _Located:
-    """The parsed document plus the line of every node, by JSON path."""
-
-    def __init__(self, file: str) -> None:
-        self.file = file
-        self.lines: dict[Path_, int] = {}
-
-    def line(self, path: Iterable[str | int]) -> int | None:
-        key = tuple(path)
-        while key not in self.lines and key:
-            key = key[:-1]
-        return self.lines.get(key)
-
-    def error(self, path: Iterable[str | int], problem: str) -> ScenarioError:
-        p = tuple(path)
-        return ScenarioError(self.file, self.line(p), _field_name(p), problem)
-
-    def build(self, node: yaml.Node, path: Path_) -> Any:
-        self.lines[path] = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            out: dict[str, Any] = {}
-            for key_node, value_node in node.value:
-                key = self.build(key_node, path)
-                if not isinstance(key, str):
-                    raise self.error(path, f"keys must be text, found {key!r}")
-                if key in out:
-                    line = key_node.start_mark.line + 1
-                    raise ScenarioError(self.file, line, _field_name((*path, key)), "duplicate key")
-                out[key] = self.build(value_node, (*path, key))
-                self.lines.setdefault((*path, key), key_node.start_mark.line + 1)
-            return out
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        return _scalar(node)
-
-
-def _scalar(node: yaml.Node) -> Any:
-    loader = yaml.SafeLoader("")
-    try:
-        return loader.construct_object(node, deep=True)
-    finally:
-        loader.dispose()
-
-
-def _field_name(path: Path_) -> str:
-    if not path:
-        return "(document)"
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -110,14 +58,11 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(file, None, "(file)", f"cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ScenarioError(file, None, "(file)", "not UTF-8 text") from None
-    located = _Located(file)
+    located = Located(file)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ScenarioError(file, line, "(syntax)", f"invalid YAML: {problem}") from None
+        raise yaml_error(file, exc, "(syntax)") from None
     if node is None:
         raise ScenarioError(file, None, "(document)", "the file is empty")
     data = located.build(node, ())
@@ -138,7 +83,7 @@ def load_scenario(path: str | Path) -> Scenario:
     return scenario
 
 
-def _validate_schema(data: dict[str, Any], located: _Located) -> None:
+def _validate_schema(data: dict[str, Any], located: Located) -> None:
     validator = jsonschema.Draft202012Validator(scenario_schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: located.line(e.absolute_path) or 0)
     if not errors:
@@ -175,6 +120,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
         allowed = sorted(cast(Mapping[str, Any], schema.get("properties", {})))
         extra = ", ".join(_unexpected_keys(error))
         return f"unknown key {extra}; allowed keys here: {', '.join(allowed)}"
+    if error.validator == "pattern" and error.validator_value == NOT_BLANK:
+        return "must hold some text, not be empty or only spaces"
     if error.validator in ("oneOf", "anyOf") and error.context:
         reasons = sorted({c.message for c in error.context})
         return "does not match any allowed form: " + "; ".join(reasons[:4])
@@ -298,5 +245,5 @@ def _options(raw: dict[str, Any]) -> ScriptOptions:
     )
 
 
-def _check_semantics(s: Scenario, data: dict[str, Any], at: _Located) -> None:
+def _check_semantics(s: Scenario, data: dict[str, Any], at: Located) -> None:
     check_semantics(s, data, at.error)

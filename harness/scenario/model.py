@@ -20,6 +20,11 @@ class ResultCase:
     when: Mapping[str, Any]
     result: Any
 
+    def matches(self, arguments: Mapping[str, Any]) -> bool:
+        """Every `when` field equals the argument of that name (others are free); the same
+        test `harness.tools.scripted_result` applies at run time."""
+        return all(arguments.get(k) == v for k, v in self.when.items())
+
 
 @dataclass(frozen=True, kw_only=True)
 class Tool:

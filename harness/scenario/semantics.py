@@ -4,17 +4,15 @@ and expectations that agree with what the script makes a correct loop do."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 import jsonschema
 
 from harness.chat import AssistantMessage, ToolMessage
-from harness.errors import ScenarioError
+from harness.scenario.closing import check_closing_text
 from harness.scenario.expected import derive_outcome
-from harness.scenario.model import Scenario, Tool
-
-ErrorAt = Callable[[tuple[str | int, ...], str], ScenarioError]
+from harness.scenario.located import ErrorAt
+from harness.scenario.model import Scenario, ScriptedCall, Tool
 
 
 def check_semantics(s: Scenario, data: dict[str, Any], error: ErrorAt) -> None:
@@ -53,6 +51,19 @@ def _check_arguments(
             f"arguments do not fit the parameters of tool {tool.name!r}: "
             f"{where}: {problems[0].message}",
         )
+
+
+def _check_case(
+    tool: Tool, index: int, call: ScriptedCall, path: tuple[str | int, ...], error: ErrorAt
+) -> None:
+    """A call no `cases:` entry matches would get an error result at run time, silently."""
+    if tool.result_kind != "cases" or any(c.matches(call.arguments) for c in tool.cases):
+        return
+    raise error(
+        (*path, "arguments"),
+        f"no case of tool {tool.name!r} (tools[{index}].cases) matches this call's arguments "
+        f"{dict(call.arguments)!r}; add a case whose `when:` fits them",
+    )
 
 
 def _check_history(s: Scenario, error: ErrorAt) -> None:
@@ -109,6 +120,7 @@ def _check_messages(s: Scenario, error: ErrorAt) -> None:
                         f"which is not declared (declared: {declared})",
                     )
                 _check_arguments(tool, dict(call.arguments), (*path, "arguments"), error)
+                _check_case(tool, s.tools.index(tool), call, path, error)
         _check_expectation(s, i, error)
 
 
@@ -151,6 +163,8 @@ def _check_expectation(s: Scenario, i: int, error: ErrorAt) -> None:
             "closing-message expectations need "
             "ending: step_limit (only then is there a closing call)",
         )
+    if outcome.ending == "step_limit":
+        check_closing_text(s, i, outcome.pending, error)
 
 
 def _check_result_counts(s: Scenario, error: ErrorAt) -> None:
