@@ -53,12 +53,6 @@ def cell_verdicts(run: CellRun, findings: list[Finding] | None = None) -> dict[s
     return dict(rule_verdicts(input_from_run(run), findings))
 
 
-def expectation_findings(run: CellRun) -> list[Finding]:
-    """The cell's findings, expectations and rules together (`cell_findings`; this name is
-    kept for callers written before the rule checks existed)."""
-    return cell_findings(run)
-
-
 def scenario_findings(run: CellRun) -> list[Finding]:
     """The scenario's expectations against what happened, plus every request the emulator
     rejected as the real API would."""

@@ -89,7 +89,7 @@ def scripted_result(tool: Tool, arguments: Mapping[str, Any], nth: int) -> tuple
     if tool.result_kind == "results":
         return as_text(tool.results[min(nth, len(tool.results) - 1)]), False
     for case in tool.cases:
-        if all(arguments.get(k) == v for k, v in case.when.items()):
+        if case.matches(arguments):
             return as_text(case.result), False
     return f"no scripted result of {tool.name!r} matches arguments {dict(arguments)!r}", True
 

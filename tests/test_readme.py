@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.outcome import expectation_findings
+from harness.outcome import cell_findings
 from harness.runner import cells, load_loop, run_cells
 from harness.sources import ScriptedSource
 from tests.conftest import ROOT, library
@@ -44,7 +44,7 @@ def test_readme_contract_example_runs_and_conforms(
         source.close()
     assert runs
     for run in runs:
-        assert expectation_findings(run) == [], run.cell.id
+        assert cell_findings(run) == [], run.cell.id
 
 
 def test_readme_rules_table_lists_the_whole_catalogue() -> None:

@@ -12,7 +12,7 @@ from harness.cli import main
 from harness.emulator.server import Emulator
 from harness.errors import HarnessError, ProviderError
 from harness.loop.contract import LoopCall, LoopResult
-from harness.outcome import expectation_findings, query_outcome
+from harness.outcome import cell_findings, query_outcome
 from harness.runner import CellRun, cells, load_loop, run_cell, run_cells
 from harness.sources import LiveSource, ScriptedSource
 from tests.conftest import SCENARIOS, library
@@ -31,7 +31,7 @@ def _assert_matches_scenario(run: CellRun) -> None:
         ), run.cell.id
         for name in expect.not_run:
             assert name not in got.executed, f"{run.cell.id}: {name} ran"
-    assert expectation_findings(run) == []
+    assert cell_findings(run) == []
 
 
 def test_library_covers_every_provider_and_stream(reference_library_runs: list[CellRun]) -> None:
@@ -71,7 +71,7 @@ def test_a_minimal_loop_that_is_not_ours_is_served_by_the_contract() -> None:
     for run in runs:
         if run.cell.scenario.id == "gemini_request_over_size_limit":
             # The minimal loop deliberately ignores `request_size_limit`; the checks say so.
-            assert {f.rule for f in expectation_findings(run)} == {"L9"}
+            assert {f.rule for f in cell_findings(run)} == {"L9"}
             continue
         _assert_matches_scenario(run)
 
@@ -146,7 +146,7 @@ def test_a_loop_that_raises_is_reported_not_crashed() -> None:
     finally:
         source.close()
     assert run.error is not None and "RuntimeError: my loop broke" in run.error
-    assert any(f.rule == "harness.loop_error" for f in expectation_findings(run))
+    assert any(f.rule == "harness.loop_error" for f in cell_findings(run))
 
 
 def test_cli_scripted_run_prints_progress_and_table(capsys: pytest.CaptureFixture[str]) -> None:

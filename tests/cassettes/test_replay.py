@@ -18,7 +18,7 @@ from harness.cassettes.files import dump_cassette, load_cassette, write_atomic
 from harness.cassettes.replay import RULE_DRIFT, RULE_MISSING, RULE_UNUSED, ReplayTransport
 from harness.loop.contract import LoopCall, LoopResult
 from harness.loop.reference import reference_loop
-from harness.outcome import expectation_findings
+from harness.outcome import cell_findings
 from harness.runner import cells
 from harness.trace.parse import parse_trace
 from tests.cassettes.conftest import (
@@ -86,7 +86,7 @@ def test_replay_gives_the_same_trace_and_findings(
     again = replayed[cell_id].run
     old, new = parse_trace(recorded.exchanges), parse_trace(again.exchanges)
     assert [replace(c, url="") for c in new.calls] == [replace(c, url="") for c in old.calls]
-    assert expectation_findings(again) == expectation_findings(recorded)
+    assert cell_findings(again) == cell_findings(recorded)
 
 
 def test_a_stream_is_served_one_event_per_chunk(library: Library) -> None:

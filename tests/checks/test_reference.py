@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.outcome import cell_findings, cell_verdicts, expectation_findings
+from harness.outcome import cell_findings, cell_verdicts
 from harness.scenario.model import Provider
 from tests.checks.support import LIBRARY, Runs, explain
 
@@ -45,4 +45,3 @@ def test_cell_findings_combine_expectations_and_rules(runs: Runs) -> None:
     broken = replace(run, queries=(query,))
     found = cell_findings(broken)
     assert {f.rule for f in found} == {"L2"}
-    assert expectation_findings(broken) == found  # the older name gives the same list
