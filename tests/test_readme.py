@@ -53,3 +53,14 @@ def test_readme_rules_table_lists_the_whole_catalogue() -> None:
     text = (ROOT / "README.md").read_text()
     rows = re.findall(r"^\| `([^`]+)` \|", text.split("## The rules and the checks", 1)[1], re.M)
     assert [c.id for c in catalogue()] == rows[: len(catalogue())]
+
+
+def test_readme_scenario_example_is_a_valid_scenario(tmp_path: Path) -> None:
+    from harness.scenario import load_scenario
+
+    section = (ROOT / "README.md").read_text().split("## Scenarios", 1)[1]
+    example = re.findall(r"```yaml\n(.*?)```", section, re.S)[0]
+    path = tmp_path / "readme_example.yaml"
+    path.write_text(example)
+    scenario = load_scenario(path)
+    assert scenario.messages[0].expect.ending == "step_limit"
