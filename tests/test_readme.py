@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.outcome import cell_findings
+from harness.runner import REFERENCE_LOOP as REFERENCE
 from harness.runner import cells, load_loop, run_cells
 from harness.sources import ScriptedSource
 from tests.conftest import ROOT, library
@@ -64,3 +65,20 @@ def test_readme_scenario_example_is_a_valid_scenario(tmp_path: Path) -> None:
     path.write_text(example)
     scenario = load_scenario(path)
     assert scenario.messages[0].expect.ending == "step_limit"
+
+
+def test_readme_scenario_example_conforms_on_every_provider(tmp_path: Path) -> None:
+    from harness.scenario import load_scenario
+
+    section = (ROOT / "README.md").read_text().split("## Scenarios", 1)[1]
+    path = tmp_path / "readme_example.yaml"
+    path.write_text(re.findall(r"```yaml\n(.*?)```", section, re.S)[0])
+    scenario = load_scenario(path)
+    source = ScriptedSource([scenario], {})
+    try:
+        runs = list(run_cells(cells([scenario]), source, load_loop(REFERENCE)))
+    finally:
+        source.close()
+    assert len(runs) == 6
+    for run in runs:
+        assert cell_findings(run) == [], run.cell.id

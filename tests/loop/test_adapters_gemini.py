@@ -318,3 +318,21 @@ def test_request_size_counts_what_the_sdk_would_send() -> None:
     assert size > len("How is my bench press going?") + len("Be brief.")
     bigger = request_to_gemini(request([], context=exchange(1)))
     assert request_size(bigger) > size
+
+
+def test_consecutive_saved_assistant_messages_become_one_model_content() -> None:
+    """G2: a function-call turn must follow a user or function-response turn, so a saved text
+    reply followed by a saved tool request is sent as one model content."""
+    from harness.loop.adapters.gemini import saved_to_gemini
+
+    saved: list[Saved] = [
+        UserMessage(text="Hi"),
+        AssistantMessage(text="Hello!"),
+        AssistantMessage(tool_calls=(ToolCall(id="h1", name="get_record", arguments={}),)),
+        ToolMessage(call_id="h1", name="get_record", content="120 kg"),
+        AssistantMessage(text="Your record is 120 kg."),
+    ]
+    contents = saved_to_gemini(saved)
+    assert [c.role for c in contents] == ["user", "model", "user", "model"]
+    merged = contents[1].parts or []
+    assert merged[0].text == "Hello!" and merged[1].function_call is not None

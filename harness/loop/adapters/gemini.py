@@ -169,8 +169,24 @@ def user_content(text: str) -> types.Content:
     return types.Content(role="user", parts=[types.Part(text=text)])
 
 
-def saved_to_gemini(saved: Sequence[SavedMessage]) -> Iterator[types.Content]:
-    """Saved chat messages; the results of one turn become one user content."""
+def saved_to_gemini(saved: Sequence[SavedMessage]) -> list[types.Content]:
+    """Saved chat messages; the results of one turn become one user content, and consecutive
+    saved assistant messages one model content: Gemini rejects a function-call turn that does
+    not follow a user or function-response turn (G2), e.g. a saved text reply followed by a
+    saved tool request."""
+    merged: list[types.Content] = []
+    for content in _saved_contents(saved):
+        last = merged[-1] if merged else None
+        if last is not None and last.role == "model" == content.role:
+            merged[-1] = types.Content(
+                role="model", parts=[*(last.parts or []), *(content.parts or [])]
+            )
+        else:
+            merged.append(content)
+    return merged
+
+
+def _saved_contents(saved: Sequence[SavedMessage]) -> Iterator[types.Content]:
     for is_result, group in groupby(saved, key=lambda m: isinstance(m, ToolMessage)):
         if is_result:
             parts = [_saved_response_part(m) for m in group if isinstance(m, ToolMessage)]
