@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -98,9 +99,33 @@ def api_of(url: str) -> ApiName | None:
     return "gemini" if GEMINI_ACTION.search(path) else None
 
 
+# A cell's exchanges are read by several views (checks, verdicts, outcome, table, results);
+# each exchange is parsed once per call number and the immutable result shared. Entries live
+# as long as their exchange (keyed by identity: exchanges hold dicts and cannot be hashed).
+_PARSED: dict[tuple[int, int, str | None], tuple[weakref.ref[Any], WireCall]] = {}
+
+
 def parse_exchange(number: int, exchange: ExchangeLike, api: ApiName | None = None) -> WireCall:
     """One model call. Bad data becomes `ParseProblem`s, never an exception; a URL that is
     no model call (and no `api` given) is the caller's error (`ValueError`)."""
+    key = (id(exchange), number, api)
+    hit = _PARSED.get(key)
+    if hit is not None and hit[0]() is exchange:
+        return hit[1]
+    call = _parse_exchange(number, exchange, api)
+
+    def forget(_gone: weakref.ref[Any]) -> None:
+        _PARSED.pop(key, None)
+
+    try:
+        ref = weakref.ref(exchange, forget)
+    except TypeError:  # not weak-referenceable: parse again next time
+        return call
+    _PARSED[key] = (ref, call)
+    return call
+
+
+def _parse_exchange(number: int, exchange: ExchangeLike, api: ApiName | None) -> WireCall:
     api = api or api_of(exchange.url)
     if api is None:
         raise ValueError(f"not a model-call URL: {exchange.url}")

@@ -117,3 +117,38 @@ def test_recorded_json_array_stream_and_text_bodies() -> None:
         "[{oops",
         ["HTTP 500 body is not the provider's error envelope"],
     )
+
+
+def test_an_exchange_is_parsed_once_per_call_number_and_forgotten_with_it() -> None:
+    import dataclasses
+    import gc
+
+    from harness.capture import Exchange
+    from harness.trace import parse
+
+    exchange = Exchange(
+        seq=1,
+        method="POST",
+        url="https://api.anthropic.com/v1/messages",
+        request_headers={},
+        request_body={"model": "m", "max_tokens": 1, "messages": []},
+        status=200,
+        response_headers={},
+        response_body={"content": [], "stop_reason": "end_turn"},
+        events=None,
+        error=None,
+        started=0.0,
+        elapsed=0.0,
+    )
+    first = parse.parse_exchange(1, exchange)
+    assert parse.parse_exchange(1, exchange) is first
+    assert parse.parse_exchange(2, exchange) is not first and first.number == 1
+    other = dataclasses.replace(
+        exchange, request_body={"model": "other", "max_tokens": 1, "messages": []}
+    )
+    assert parse.parse_exchange(1, other).request.model == "other"
+    keys = {(id(exchange), 1, None), (id(exchange), 2, None), (id(other), 1, None)}
+    assert keys <= set(parse._PARSED)
+    del exchange, other
+    gc.collect()
+    assert not keys & set(parse._PARSED)
