@@ -15,12 +15,7 @@ from typing import Any
 
 import httpx2
 
-from harness.scrub import (
-    SECRET_REQUEST_HEADERS,
-    SECRET_RESPONSE_HEADERS,
-    scrub_headers,
-    scrub_url,
-)
+from harness.scrub import kept_request_headers, kept_response_headers, scrub_url
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,10 +131,10 @@ class _Pending:
                 seq=self.seq,
                 method=self.request.method,
                 url=scrub_url(str(self.request.url)),
-                request_headers=scrub_headers(req_headers, SECRET_REQUEST_HEADERS),
+                request_headers=kept_request_headers(req_headers),
                 request_body=_json_or_text(self.body.decode("utf-8", "replace")),
                 status=status,
-                response_headers=scrub_headers(headers, SECRET_RESPONSE_HEADERS),
+                response_headers=kept_response_headers(headers),
                 response_body=None if events is not None else _json_or_text(text),
                 events=None if events is None else tuple(events),
                 error=error,

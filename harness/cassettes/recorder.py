@@ -6,7 +6,6 @@ an interrupt can never leave a cassette half-written or written from a partial r
 from __future__ import annotations
 
 import datetime
-import os
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -24,10 +23,9 @@ from harness.emulator.server import LogEntry
 from harness.errors import CassetteError
 from harness.findings import Finding
 from harness.loop.contract import Loop
-from harness.providers import KEY_VARIABLES
 from harness.runner import Cell, CellRun, run_cell
 from harness.scenario.model import Provider, Scenario
-from harness.scrub import secret_values
+from harness.scrub import environment_secrets
 from harness.sources import Endpoint, Source
 
 
@@ -191,18 +189,20 @@ class Saved:
 def save_recording(prepared: Prepared) -> Saved:
     """Write a clean recording atomically, unless only its date changed; a run that did not
     complete cleanly, or a text holding a key, leaves the old file as it was."""
-    from harness.cassettes.files import write_atomic
+    from harness.cassettes.files import check_no_secret, write_atomic
 
     path, text = prepared.path, prepared.text
     if text is None:
         return Saved(
             verdict="not written", problem=prepared.problem or "the run did not complete cleanly"
         )
-    old = path.read_text("utf-8") if path.is_file() else None
-    if old is not None and same_recording(old, text, str(path)):
-        return Saved(verdict="unchanged")
-    keys = secret_values(os.environ, [n for names in KEY_VARIABLES.values() for n in names])
+    keys = environment_secrets()
     try:
+        # Scanned before anything parses it: parsing caches the document (files.parse_yaml).
+        check_no_secret(str(path), text, keys)
+        old = path.read_text("utf-8") if path.is_file() else None
+        if old is not None and same_recording(old, text, str(path)):
+            return Saved(verdict="unchanged")
         write_atomic(path, text, keys)
     except (CassetteError, OSError) as exc:
         return Saved(verdict="not written", problem=str(exc))

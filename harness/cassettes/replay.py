@@ -22,6 +22,7 @@ import httpx2
 from harness.cassettes.cassette import Cassette, Interaction, RecordedResponse
 from harness.cassettes.drift import distance, endpoint, request_drift
 from harness.findings import Finding
+from harness.scrub import scrub_url
 
 DROPPED_RESPONSE_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
 MISSING_STATUS = 400  # not retried by any SDK (x-should-retry: false says so too)
@@ -73,7 +74,7 @@ class ReplayTransport(httpx2.BaseTransport):
             sent = SentRequest(
                 call=len(self._sent) + 1,
                 method=request.method,
-                uri=str(request.url),
+                uri=scrub_url(str(request.url)),  # drift text is printed and saved
                 body=_decoded(raw),
             )
             self._sent.append(sent)

@@ -15,6 +15,7 @@ from harness.errors import HarnessError
 from harness.pytest_plugin.settings import SETTINGS
 from harness.runner import Cell, cells
 from harness.scenario import Scenario, load_scenario
+from harness.scrub import redact
 
 if TYPE_CHECKING:
     from harness.pytest_plugin.player import Played
@@ -100,9 +101,10 @@ class ScenarioItem(pytest.Item):
             ("harness.calls", len(run.exchanges)),
             ("harness.rules", " ".join(sorted({f.rule for f in played.findings}))),
         ]
-        self.add_report_section("call", "harness", played.describe())
+        self.add_report_section("call", "harness", redact(played.describe()))
         for warning in played.warnings:
-            warnings.warn(HarnessDriftWarning(f"{self.cell.id}: {warning.line()}"), stacklevel=1)
+            line = redact(f"{self.cell.id}: {warning.line()}")
+            warnings.warn(HarnessDriftWarning(line), stacklevel=1)
         if played.findings:
             raise CellFailed(played)
 
@@ -117,10 +119,11 @@ class ScenarioItem(pytest.Item):
 
             played = error.played
             loop = self.config.stash[SETTINGS].loop or "reference"
-            text = failure_text(played.run, played.findings, played.describe(), loop)
-            return CellFailure(text, Crash(str(self.path), failure_summary(played.findings)))
+            text = redact(failure_text(played.run, played.findings, played.describe(), loop))
+            summary = redact(failure_summary(played.findings))
+            return CellFailure(text, Crash(str(self.path), summary))
         if isinstance(error, HarnessError):
-            return f"{self.cell.id}: {error}"  # a harness or input error: one clear line
+            return redact(f"{self.cell.id}: {error}")  # a harness or input error: one line
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:

@@ -17,6 +17,7 @@ from harness import __version__
 from harness.errors import HarnessError
 from harness.results.codec import from_json, to_json
 from harness.results.model import SCHEMA_NAME, SCHEMA_VERSION, Results
+from harness.scrub import redact
 
 SCHEMA_FILE = Path(__file__).with_name("schema.json")
 
@@ -65,10 +66,12 @@ def write_results(results: Results, path: str | Path) -> Path:
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write `path` (folders created) through a temporary file, so a reader never sees half.
+    Key-shaped strings and secret values are redacted first (`harness.scrub.redact`): results,
+    reports and JUnit hold what loops and users sent, which may include a pasted key.
     A path that cannot be written is the user's input error (`ResultsError`), not a crash."""
     target = Path(path)
     try:
-        return _write(target, text)
+        return _write(target, redact(text))
     except OSError as exc:
         raise ResultsError(f"{target}: cannot write it: {exc.strerror or exc}") from None
 

@@ -220,6 +220,9 @@ def test_model_override_is_refused_for_replay(
 # Live refresh, pointed at the emulator through the SDKs' own base-URL variables.
 
 
+LEAKED: list[str] = []  # the URLs leaky_loop sent, keys included
+
+
 def leaky_loop(call: LoopCall) -> LoopResult:
     """The reference loop with every credential position filled: each request also carries
     the fake keys in extra headers and in the query string."""
@@ -239,6 +242,7 @@ def leaky_loop(call: LoopCall) -> LoopResult:
         request.headers["cookie"] = f"session={keys[2]}"
         request.headers["x-my-gateway-key"] = keys[0]
         request.url = request.url.copy_merge_params({"key": keys[2], "api_key": keys[1]})
+        LEAKED.append(str(request.url))
 
     http.event_hooks["request"] = [*http.event_hooks["request"], add_keys]
     return reference_loop(call)
@@ -276,10 +280,12 @@ def test_live_refresh_keeps_no_key_and_replays(
             assert key not in text, name
         assert "source: live" in text and "127.0.0.1" not in text
         assert "uri: https://" in text
-    # the SDKs really sent the keys (so the scrubbing above was tested, not vacuous); the
-    # emulator's own log drops credential query parameters, so the header stands for both
+    # the SDKs really sent the keys (so the scrubbing above was tested, not vacuous), and the
+    # emulator's own log keeps neither the unlisted header nor the query credentials
     sent = emulator.log(run_id)
-    assert sent and all("x-my-gateway-key" in e.headers for e in sent)
+    assert sent and len(LEAKED) >= len(sent)
+    assert all(FAKE_KEYS["GEMINI_API_KEY"] in url for url in LEAKED)
+    assert all("x-my-gateway-key" not in e.headers and set(e.query) <= {"alt"} for e in sent)
     monkeypatch.delenv("ANTHROPIC_BASE_URL")
     assert run(tmp_path, ONE, "--strict") == 0
 
