@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from harness import __version__
 from harness.errors import HarnessError
+from harness.terminal import neutralised_output, terminal_safe
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -55,6 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Loop errors, tool results, cassettes and file names reach the console: none of their
+    # control or bidi characters may act on the terminal (harness.terminal).
+    with neutralised_output():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # name the command whose usage was wrong, not the top-level parser
@@ -67,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = module.run(args)
     except HarnessError as exc:
-        print(f"harness {args.command}: error: {exc}", file=sys.stderr)
+        print(f"harness {args.command}: error: {terminal_safe(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print(f"harness {args.command}: interrupted", file=sys.stderr)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from harness.commands.common import load_all
 from harness.commands.run import add_run_options, parse_models
 from harness.errors import HarnessError
+from harness.tempfiles import clean_before_recording
 
 if TYPE_CHECKING:
     from harness.cassettes.budget import Budget
@@ -109,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
     if not chosen:
         raise HarnessError("no cell to record: the --provider/--stream filters leave nothing")
     loop = load_loop(args.loop or REFERENCE_LOOP)
+    clean_before_recording(args.cassettes, _say)  # what a killed write left behind
     source = _source(args, scenarios, chosen)
     recorder = _Recorder(args, chosen, source, loop)
     try:

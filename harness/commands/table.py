@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from harness.findings import Finding
 from harness.outcome import query_outcome
 from harness.runner import CellRun
+from harness.terminal import terminal_safe
 
 ANSWER_WIDTH = 48
 
@@ -20,12 +21,12 @@ def _short(text: str, width: int = ANSWER_WIDTH) -> str:
 def print_progress(number: int, total: int, run: CellRun, findings: Sequence[Finding]) -> None:
     verdict = "ok" if not findings else f"{len(findings)} finding(s)"
     print(
-        f"[{number}/{total}] {run.cell.id:<52} {verdict:<14} {run.elapsed:6.2f}s",
+        f"[{number}/{total}] {terminal_safe(run.cell.id):<52} {verdict:<14} {run.elapsed:6.2f}s",
         file=sys.stderr,
         flush=True,
     )
     for finding in findings:
-        print(f"    {finding.line()}", file=sys.stderr)
+        print(f"    {terminal_safe(finding.line())}", file=sys.stderr)
 
 
 def print_table(results: Sequence[tuple[CellRun, Sequence[Finding]]]) -> None:
@@ -39,16 +40,9 @@ def print_table(results: Sequence[tuple[CellRun, Sequence[Finding]]]) -> None:
                 f" #{query.index + 1}" if len(run.cell.scenario.messages) > 1 else ""
             )
             answer = query.answer if query.error is None else f"ERROR: {query.error}"
-            rows.append(
-                (
-                    label,
-                    variant,
-                    got.ending,
-                    str(got.rounds),
-                    ",".join(got.executed) or "-",
-                    _short(answer),
-                )
-            )
+            fields = (label, variant, got.ending, str(got.rounds), ",".join(got.executed) or "-")
+            # escaped before the widths are measured; the answer's line breaks become spaces
+            rows.append((*map(terminal_safe, fields), terminal_safe(_short(answer))))
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
     for row in [header, *rows]:
         cols = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]

@@ -6,6 +6,7 @@ from collections import Counter
 
 from harness.report.view import providers_of
 from harness.results.model import FindingRecord, Results
+from harness.terminal import terminal_safe
 
 SUMMARY_CELLS = 8  # failing cells listed
 SUMMARY_RULES = 8
@@ -24,7 +25,8 @@ def finding_line(f: FindingRecord) -> str:
 
 
 def summary_lines(results: Results) -> list[str]:
-    """At most ~24 lines: totals per provider, the rules that failed, the first failing cells."""
+    """At most ~24 lines: totals per provider, the rules that failed, the first failing cells.
+    Each line is terminal-safe: ids, loop names and findings come from files and loops."""
     cells = results.cells
     failing = [c for c in cells if c.verdict == "fail"]
     run = results.run
@@ -48,7 +50,7 @@ def summary_lines(results: Results) -> list[str]:
         lines.append(f"  ✗ {cell.id}: {_short(finding_line(cell.findings[0]))}")
     if len(failing) > SUMMARY_CELLS:
         lines.append(f"  … and {len(failing) - SUMMARY_CELLS} more cell(s) with findings")
-    return lines
+    return [terminal_safe(line) for line in lines]
 
 
 def _short(text: str, width: int = 110) -> str:

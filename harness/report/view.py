@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.report.controls import FORBIDDEN, json_escape
 from harness.results.model import (
     CallRecord,
     CellResult,
@@ -275,7 +276,14 @@ def raw_json(value: Any) -> str:
     indenting here would double the size of a large report); text bodies as they came."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _json(value, separators=(",", ":"))
+
+
+def _json(value: Any, separators: tuple[str, str] | None = None) -> str:
+    """JSON text whose unsafe characters (`controls.FORBIDDEN`) are JSON escapes: the page
+    shows them as escapes, and the script can still parse the body to indent it."""
+    text = json.dumps(value, ensure_ascii=False, separators=separators)
+    return FORBIDDEN.sub(json_escape, text)
 
 
 def raw_response(exchange: ExchangeRecord) -> str:
@@ -288,6 +296,6 @@ def raw_response(exchange: ExchangeRecord) -> str:
             lines.append(f"event: {event.event}")
         data = event.data
         if not isinstance(data, str):
-            data = json.dumps(data, ensure_ascii=False)
+            data = _json(data)
         lines.append(f"data: {data}\n")
     return "\n".join(lines)

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.html import write_html
+from harness.report.html import render_html, write_html
 from harness.report.view import anchor
+from tests.report.hostile_text import BIDI_SHOWN, BIDI_TEXT, CELL, text_results, unsafe
 from tests.results.runs import mixed_results, real_results
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,3 +102,43 @@ def test_screenshots(tmp_path: Path, report: Path) -> None:
         )
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
         shutil.copyfile(png, ARTIFACTS / name)
+
+
+@pytest.mark.parametrize(
+    ("fragment", "count"),
+    [
+        ("%E0%A4%A", "18 of 18 cells"),  # truncated percent-encoding: URIError before
+        ("focus=cell-%ZZ", None),
+        ("q=%E0%A4%A", "0 of 18 cells"),  # taken as written: a filter that matches nothing
+    ],
+)
+def test_a_malformed_fragment_still_renders(
+    tmp_path: Path, report: Path, fragment: str, count: str | None
+) -> None:
+    dom = _dom(tmp_path, report, fragment)  # `_chromium` fails on an uncaught error
+    assert re.search(r'<body[^>]* data-ready-ms="\d+"', dom)  # the script ran to its end
+    assert dom.count('<tr data-scenario="') == 3
+    if count is not None:
+        assert f'<span id="f-count" aria-live="polite">{count}</span>' in dom
+
+
+# Opens every raw exchange of the shown cell, as a click would: the script then indents the
+# bodies, which parses their `\u202e` escapes back into characters.
+OPEN_RAW = (
+    "<script>document.querySelectorAll('details.raw').forEach(d => { d.open = true; });</script>"
+)
+
+
+def test_a_bidi_override_is_shown_visibly(tmp_path: Path) -> None:
+    html = render_html(text_results(BIDI_TEXT)).replace("</body>", OPEN_RAW + "</body>")
+    page = tmp_path / "index.html"
+    page.write_text(html, encoding="utf-8")
+    cell = anchor(CELL)
+    url = f"{page.as_uri()}#focus={cell}"
+    dom = _chromium(tmp_path, url, "--virtual-time-budget=3000", "--dump-dom").stdout
+    assert re.search(r'<body[^>]* data-ready-ms="\d+"', dom)
+    assert not unsafe(dom)  # no override anywhere, in the transcript or the indented bodies
+    opened = dom.split(f'id="{cell}"', 1)[1].split("<template>", 1)[0]
+    assert opened.count(BIDI_SHOWN) >= 3  # answer, tool result, finding
+    assert 'class="json indented"' in opened  # the raw request was parsed and indented…
+    assert '"note": "invoice\\u202etxt.exe\\u202c' in opened  # …and its escapes kept

@@ -15,13 +15,30 @@
     cell.addEventListener("toggle", function () { if (cell.open) materialise(cell); });
   });
 
+  // The characters the report shows as escapes (harness/report/controls.py): parsing a body
+  // turns its `\u202e` back into the character, so indenting it escapes them again. (Lone
+  // surrogates and C0 controls JSON.stringify escapes itself.)
+  const UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffe\uffff]/g;
+  function visible(text) {
+    return text.replace(UNSAFE, function (c) {
+      return "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0");
+    });
+  }
+
+  // A fragment as text: `%E0%A4%A` (a truncated or hand-edited link) is not valid
+  // percent-encoding and `decodeURIComponent` throws URIError; it is then taken as written.
+  function fragment() {
+    const raw = location.hash.slice(1);
+    try { return decodeURIComponent(raw); } catch (e) { return raw; }
+  }
+
   // Raw bodies are written compact; indent them when their <details> is first opened.
   document.addEventListener("toggle", function (event) {
     const raw = event.target;
     if (!raw.classList || !raw.classList.contains("raw") || !raw.open) return;
     raw.querySelectorAll("pre.json:not(.indented)").forEach(function (pre) {
       pre.classList.add("indented");
-      try { pre.textContent = JSON.stringify(JSON.parse(pre.textContent), null, 2); }
+      try { pre.textContent = visible(JSON.stringify(JSON.parse(pre.textContent), null, 2)); }
       catch (e) { /* not JSON: shown as it came */ }
     });
   }, true);
@@ -35,7 +52,7 @@
   // `#cell-…` opens that cell and scrolls to it; `#focus=cell-…` shows that cell alone
   // (a link to one transcript, and a page that needs no scrolling); `#q=words` filters.
   function follow() {
-    const hash = decodeURIComponent(location.hash.slice(1));
+    const hash = fragment();
     if (hash.startsWith("q=")) {
       textInput.value = hash.slice(2);
       document.body.classList.remove("focus");
