@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import signal
 import sys
 import threading
@@ -51,10 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.emulator.server import Emulator
+    from harness.emulator.server import RUN_ID_TEXT, Emulator, valid_run_id
 
     if not 0 <= args.port <= 65535:
         raise HarnessError(f"--port {args.port} is not a port number (0-65535)")
+    if not valid_run_id(args.run):
+        raise HarnessError(f"--run {args.run[:60]!r} is not a run id: use {RUN_ID_TEXT}")
     scenarios = load_all(args.scenarios)
     emulator = Emulator(scenarios, port=args.port).start()
     stop = threading.Event()
@@ -66,10 +69,10 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, _stop)
     first, others = scenarios[0], scenarios[1:]
     for provider, var in ENV_VARS:
-        print(f"{var}={emulator.base_urls(first.id, args.run)[provider]}")
+        print(shell_assignment(var, emulator.base_urls(first.id, args.run)[provider]))
     for s in others:
         urls = emulator.base_urls(s.id, args.run)
-        print("# " + s.id + ": " + " ".join(f"{v}={urls[p]}" for p, v in ENV_VARS))
+        print(f"# {s.id}: " + " ".join(shell_assignment(v, urls[p]) for p, v in ENV_VARS))
     sys.stdout.flush()
     print(
         f"harness emulate: serving {len(scenarios)} scenario(s) on {emulator.root}; Ctrl-C to stop",
@@ -81,3 +84,9 @@ def run(args: argparse.Namespace) -> int:
         emulator.stop()
     print("harness emulate: stopped", file=sys.stderr)
     return 0
+
+
+def shell_assignment(name: str, value: str) -> str:
+    """`NAME=value`, quoted so that sourcing it can only assign (the README has users `.` the
+    output); a plain URL stays unquoted."""
+    return f"{name}={shlex.quote(value)}"

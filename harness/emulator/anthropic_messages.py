@@ -51,12 +51,21 @@ KIND_BY_STATUS = {
     500: "api_error",
     529: "overloaded_error",
 }
+# request_too_large: the Messages API takes 32 MB per request (docs errors page; the maintainers
+# in anthropics/anthropic-sdk-python#938). Cloudflare answers above it, before the API, with
+# `{"error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}`: no
+# top-level `type`, no `request_id` (anthropics/claude-code#14567, #10314, #3335).
+MAX_BODY_BYTES = 32 * 1024 * 1024
+TOO_LARGE_KIND = "request_too_large"
+TOO_LARGE = "Request exceeds the maximum size"
+
 # 4xx replies carry `x-should-retry: false` (response headers in lobehub/lobehub#1496).
 NO_RETRY = {"x-should-retry": "false"}
 
 
 class AnthropicMessages:
     name = "anthropic"
+    max_body_bytes = MAX_BODY_BYTES
 
     def validate(self, body: Any, ctx: Context) -> ApiError | None:
         if body is None:
@@ -88,6 +97,8 @@ class AnthropicMessages:
         return anthropic_render.render(step, body, ctx)
 
     def error(self, err: ApiError, ctx: Context | None = None) -> Reply:
+        if err.kind == TOO_LARGE_KIND:
+            return json_reply(err.status, {"error": {"type": err.kind, "message": err.message}})
         rid = anthropic_render.request_id(Minter("anthropic-errors"), err.status, err.message)
         kind = err.kind or KIND_BY_STATUS.get(err.status, "api_error")
         payload = {
@@ -112,6 +123,13 @@ class AnthropicMessages:
         if kind == "overloaded":
             return fault_error(OVERLOADED, kind, {})
         raise ValueError(f"anthropic emulator: {kind!r} is not an error fault")
+
+    def too_large(self, limit: int, size: int) -> ApiError:
+        return ApiError(status=413, message=TOO_LARGE, kind=TOO_LARGE_KIND, rule=TOO_LARGE_KIND)
+
+    def rejected(self, message: str, status: int = 400) -> ApiError:
+        kind = KIND_BY_STATUS.get(status, "api_error" if status >= 500 else INVALID_REQUEST)
+        return ApiError(status=status, message=message, kind=kind, rule="emulator")
 
 
 def fault_error(spec: tuple[int, str, str], rule: str, headers: Mapping[str, str]) -> ApiError:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from harness.emulator.tokens import Verdict, decode_b64, verify
-from harness.emulator.wire import ApiError
+from harness.emulator.wire import ApiError, text_of
 
 INVALID_REQUEST = "invalid_request_error"
 THINKING_TOKEN_KIND = "anthropic.thinking"  # minted by anthropic_render, bound to the text
@@ -25,6 +25,7 @@ REQUIRED_FIELDS = ("max_tokens", "messages", "model")  # the API reference lists
 NOT_A_LIST = "{path}: Input should be a valid list"
 NOT_AN_INTEGER = "{path}: Input should be a valid integer"
 NOT_A_DICT = "{path}: Input should be a valid dictionary"
+NOT_A_STRING = "{path}: Input should be a valid string"
 BAD_ROLE = "{path}: Input should be 'user' or 'assistant'"
 # system_role: https://github.com/ianarawjo/ChainForge/issues/271 (a system prompt sent as a
 # message, the usual slip when porting an OpenAI loop).
@@ -194,8 +195,22 @@ def _message_shape(n: int, msg: Any) -> ApiError | None:
     if not isinstance(content, list):
         return invalid(NOT_A_LIST.format(path=f"{where}.content"), "invalid_field")
     for k, block in enumerate(content):
-        if not isinstance(block, dict):
-            return invalid(NOT_A_DICT.format(path=f"{where}.content.{k}"), "invalid_field")
+        problem = _block_shape(f"{where}.content.{k}", block)
+        if problem is not None:
+            return problem
+    return None
+
+
+# The string fields the pairing checks compare, per block type (pydantic checks types first).
+_STRING_FIELDS = {"tool_use": ("id", "name"), "tool_result": ("tool_use_id",)}
+
+
+def _block_shape(where: str, block: Any) -> ApiError | None:
+    if not isinstance(block, dict):
+        return invalid(NOT_A_DICT.format(path=where), "invalid_field")
+    for name in _STRING_FIELDS.get(text_of(block.get("type")) or "", ()):
+        if name in block and not isinstance(block[name], str):
+            return invalid(NOT_A_STRING.format(path=f"{where}.{name}"), "invalid_field")
     return None
 
 
@@ -231,7 +246,7 @@ def tool_choice_valid(body: Body) -> ApiError | None:
     if kind == "tool":
         if "name" not in choice:
             return invalid(TOOL_CHOICE_NO_NAME, "missing_field")
-        if choice["name"] not in names:
+        if text_of(choice["name"]) not in names:
             message = TOOL_CHOICE_UNKNOWN_TOOL.format(name=choice["name"])
             return invalid(message, "tool_choice_unknown_tool")
     return None
@@ -389,6 +404,9 @@ def results_answer_uses(messages: Sequence[dict[str, Any]], n: int) -> ApiError 
         if block.get("type") != "tool_result":
             continue
         result_id = block.get("tool_use_id")
+        if not isinstance(result_id, str):
+            path = f"messages.{n}.content.{k}.tool_use_id"
+            return invalid(NOT_A_STRING.format(path=path), "invalid_field")
         if result_id not in known:
             return invalid(E3_UNKNOWN_RESULT.format(n=n, k=k, id=result_id), "E3")
         if result_id in seen:

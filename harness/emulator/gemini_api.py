@@ -46,6 +46,16 @@ INTERNAL = (
 # 503: google-gemini/gemini-cli#5191, google-gemini/cookbook#425.
 OVERLOADED = "The model is overloaded. Please try again later."
 
+# Inline payloads up to 100 MB (providers.md §4: the Jan 2026 file-limits post). Google's
+# front end words a body over its limit `Maximum request body size 1048576 exceeded, actual
+# body size 1056562` with status `Request Entity Too Large` (google-gemini/gemini-cli#13776,
+# seen on the Code Assist endpoint; the Gemini API's own 413 text is unconfirmed).
+MAX_BODY_BYTES = 100 * 1024 * 1024
+TOO_LARGE = "Maximum request body size {limit} exceeded, actual body size {size}"
+TOO_LARGE_STATUS = "Request Entity Too Large"
+# google.rpc.Code names for the statuses the emulator itself answers with.
+CODE_BY_STATUS = {400: gv.STATUS, 404: "NOT_FOUND", 500: "INTERNAL", 503: "UNAVAILABLE"}
+
 _FAULTS: dict[str, tuple[int, str, str]] = {
     "server_error": (500, "INTERNAL", INTERNAL),
     "overloaded": (503, "UNAVAILABLE", OVERLOADED),
@@ -66,6 +76,7 @@ _RETRY_IN = re.compile(r"Please retry in ([0-9.]+)s\.")
 
 class GeminiApi:
     name = "gemini"
+    max_body_bytes = MAX_BODY_BYTES
 
     def validate(self, body: Any, ctx: Context) -> ApiError | None:
         return gv.validate(body, ctx)
@@ -131,6 +142,14 @@ class GeminiApi:
             )
         status, code, message = _FAULTS.get(kind, _FAULTS["server_error"])
         return ApiError(status=status, message=message, kind=code, rule=kind)
+
+    def too_large(self, limit: int, size: int) -> ApiError:
+        message = TOO_LARGE.format(limit=limit, size=size)
+        return ApiError(status=413, message=message, kind=TOO_LARGE_STATUS, rule="too_large")
+
+    def rejected(self, message: str, status: int = 400) -> ApiError:
+        kind = CODE_BY_STATUS.get(status, "INTERNAL" if status >= 500 else gv.STATUS)
+        return ApiError(status=status, message=message, kind=kind, rule="emulator")
 
 
 def _seconds(delay: float) -> str:

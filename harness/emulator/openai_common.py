@@ -64,11 +64,28 @@ OVERLOADED = (
     "(Please include the request ID {request_id} in your message.)"
 )
 
+# The request-size limit and its 413 are not documented for these endpoints, nor seen in a
+# public report: Cloudflare fronts the API and its 413s seen so far are HTML pages
+# (openai/codex#2908). The limit is taken as Anthropic's 32 MB and the answer is a clear
+# message in OpenAI's JSON envelope (unconfirmed).
+MAX_BODY_BYTES = 32 * 1024 * 1024
+TOO_LARGE = "Request body too large: {size} bytes; the maximum is {limit} bytes."
+TOO_LARGE_CODE = "request_too_large"
+
+# invalid_type, param the field's path: the form the API gives a field of the wrong JSON type
+# (`Invalid type for 'messages[0].content[0]': expected an object, but got a string instead.`,
+# quoted in many client reports); for the fields checked here it is unconfirmed.
+INVALID_TYPE = "Invalid type for '{param}': expected {expected}, but got {got} instead."
+INVALID_TYPE_CODE = "invalid_type"
+
 _PIECE = re.compile(r"\s*\w+|\s*[^\w\s]+|\s+")
 
 
 class OpenAiErrors:
-    """The `error`, `malformed` and `fault` members of `WireApi`, as both OpenAI APIs answer."""
+    """The `error`, `malformed`, `fault`, `too_large` and `rejected` members of `WireApi`, as
+    both OpenAI APIs answer."""
+
+    max_body_bytes = MAX_BODY_BYTES
 
     def error(self, err: ApiError, ctx: Context | None = None) -> Reply:
         payload = {
@@ -119,6 +136,14 @@ class OpenAiErrors:
             rule="server_error",
         )
 
+    def too_large(self, limit: int, size: int) -> ApiError:
+        message = TOO_LARGE.format(size=size, limit=limit)
+        return invalid(message, rule="request_too_large", code=TOO_LARGE_CODE, status=413)
+
+    def rejected(self, message: str, status: int = 400) -> ApiError:
+        kind = SERVER_ERROR if status >= 500 else INVALID_REQUEST
+        return ApiError(status=status, message=message, kind=kind, rule="emulator")
+
 
 def invalid(
     message: str, *, rule: str, param: str | None = None, code: str | None = None, status: int = 400
@@ -127,6 +152,26 @@ def invalid(
     return ApiError(
         status=status, message=message, kind=INVALID_REQUEST, param=param, code=code, rule=rule
     )
+
+
+def wrong_type(param: str, expected: str, value: Any) -> ApiError:
+    message = INVALID_TYPE.format(param=param, expected=expected, got=json_type(value))
+    return invalid(message, rule="invalid_type", param=param, code=INVALID_TYPE_CODE)
+
+
+def json_type(value: Any) -> str:
+    """How the API names a JSON value's type in `invalid_type` messages."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a decimal"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "null" if value is None else "an object"
 
 
 def missing(param: str) -> ApiError:

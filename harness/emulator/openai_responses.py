@@ -15,7 +15,7 @@ from harness.emulator.openai_common import OpenAiErrors
 from harness.emulator.openai_responses_checks import CALL_TYPES, check_request, input_items
 from harness.emulator.openai_responses_ids import ResponseIds
 from harness.emulator.openai_responses_render import render_response
-from harness.emulator.wire import ApiError, Context, Position, Reply, Step
+from harness.emulator.wire import ApiError, Context, Position, Reply, Step, text_of
 
 MODEL_ITEM_TYPES = CALL_TYPES | {"reasoning"}
 
@@ -30,9 +30,10 @@ class ResponsesApi(OpenAiErrors):
 
     def position(self, body: Mapping[str, Any]) -> Position:
         # A model given no function tool cannot call one: it answers with text.
+        tools = body.get("tools")
         functions = [
             t
-            for t in body.get("tools") or ()
+            for t in (tools if isinstance(tools, list) else ())
             if isinstance(t, Mapping) and t.get("type") == "function"
         ]
         forbidden = body.get("tool_choice") == "none" or not functions
@@ -66,7 +67,7 @@ def model_turns(items: list[Mapping[str, Any]]) -> int:
 
 
 def _is_model_output(item: Mapping[str, Any]) -> bool:
-    if item.get("type") in MODEL_ITEM_TYPES:
+    if text_of(item.get("type")) in MODEL_ITEM_TYPES:
         return True
     return item.get("type") in (None, "message") and item.get("role") == "assistant"
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from harness.emulator.openai_common import INVALID_REQUEST, invalid, missing
+from harness.emulator.openai_common import INVALID_REQUEST, invalid, missing, wrong_type
 from harness.emulator.openai_responses_ids import (
     REASONING_TOKEN_KIND,
     ResponseIds,
     token_payload,
 )
 from harness.emulator.tokens import Verdict, decode_b64, verify
-from harness.emulator.wire import ApiError
+from harness.emulator.wire import ApiError, text_of
 
 Item = Mapping[str, Any]
 
@@ -92,6 +92,7 @@ def check_request(body: Any, ids: ResponseIds) -> ApiError | None:
         model_given,
         previous_response_unknown,
         input_given,
+        tools_listed,
         tool_choice_declared,
     ):
         problem = request_check(body)
@@ -100,6 +101,7 @@ def check_request(body: Any, ids: ResponseIds) -> ApiError | None:
     items = input_items(body)
     store = body.get("store", True) is not False
     item_checks: Sequence[Callable[[list[Item], bool, ResponseIds], ApiError | None]] = (
+        item_field_types,
         item_fields_present,
         reasoning_persisted,
         encrypted_content_intact,
@@ -146,6 +148,13 @@ def input_given(body: Mapping[str, Any]) -> ApiError | None:
     return missing("input")
 
 
+def tools_listed(body: Mapping[str, Any]) -> ApiError | None:
+    tools = body.get("tools")
+    if tools is None or isinstance(tools, list):
+        return None
+    return wrong_type("tools", "an array", tools)
+
+
 def tool_choice_declared(body: Mapping[str, Any]) -> ApiError | None:
     choice = body.get("tool_choice")
     if not isinstance(choice, Mapping) or choice.get("type") != "function":
@@ -167,7 +176,7 @@ def declared_functions(body: Mapping[str, Any]) -> set[str]:
     return {
         t["name"]
         for t in tools
-        if isinstance(t, Mapping) and t.get("type") == "function" and "name" in t
+        if isinstance(t, Mapping) and t.get("type") == "function" and text_of(t.get("name"))
     }
 
 
@@ -176,6 +185,19 @@ _REQUIRED_FIELDS = {
     "function_call": ("call_id", "name", "arguments"),
     "function_call_output": ("call_id", "output"),
 }
+
+
+# Fields the checks below compare or look up: a string when present.
+_STRING_FIELDS = ("type", "id", "call_id", "name", "role")
+
+
+def item_field_types(items: list[Item], store: bool, ids: ResponseIds) -> ApiError | None:
+    for n, item in enumerate(items):
+        for field in _STRING_FIELDS:
+            value = item.get(field)
+            if value is not None and not isinstance(value, str):
+                return wrong_type(f"input[{n}].{field}", "a string", value)
+    return None
 
 
 def item_fields_present(items: list[Item], store: bool, ids: ResponseIds) -> ApiError | None:
@@ -281,18 +303,18 @@ def _reasoning_present(item: Item, before: list[Item], ids: ResponseIds) -> ApiE
 def calls_answered(items: list[Item], store: bool, ids: ResponseIds) -> ApiError | None:
     """O1 and O2, in input order: each function_call has a function_call_output with its
     call_id after it, and each output a call before it."""
+    last_output = {
+        text_of(i.get("call_id")): n
+        for n, i in enumerate(items)
+        if i.get("type") == "function_call_output"
+    }
+    calls_before: set[str | None] = set()
     for n, item in enumerate(items):
-        call_id = item.get("call_id")
-        if item.get("type") == "function_call" and not _has(
-            items[n + 1 :], "function_call_output", call_id
-        ):
-            return invalid(NO_TOOL_OUTPUT.format(call_id=call_id), rule="O1", param="input")
-        if item.get("type") == "function_call_output" and not _has(
-            items[:n], "function_call", call_id
-        ):
+        call_id = text_of(item.get("call_id"))
+        if item.get("type") == "function_call":
+            if last_output.get(call_id, -1) <= n:
+                return invalid(NO_TOOL_OUTPUT.format(call_id=call_id), rule="O1", param="input")
+            calls_before.add(call_id)
+        if item.get("type") == "function_call_output" and call_id not in calls_before:
             return invalid(NO_TOOL_CALL.format(call_id=call_id), rule="O2", param="input")
     return None
-
-
-def _has(items: list[Item], item_type: str, call_id: Any) -> bool:
-    return any(i.get("type") == item_type and i.get("call_id") == call_id for i in items)

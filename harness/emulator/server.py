@@ -3,6 +3,11 @@ validates it as the real API does, plays the script, injects faults, and logs ev
 
 Base URLs look like `http://127.0.0.1:PORT/s/<scenario_id>/r/<run_id>`; the run id isolates
 parallel runs (logs and fault counters) on one shared server.
+
+Every request gets an HTTP answer: bodies are read bounded (`http_body`) and parsed bounded
+(`json_body`), and anything that still goes wrong is answered as a 500 in the API's envelope
+(`_Handler._guarded`), never a dropped connection. The limits and the log's bounds are in
+`limits`.
 """
 
 from __future__ import annotations
@@ -15,51 +20,40 @@ import sys
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from harness.emulator.apis import PROVIDER_OF_API, Route, route, wire_api
+from harness.emulator.http_body import BodyProblem, read_body
+from harness.emulator.json_body import JsonProblem, load_json
+from harness.emulator.limits import LISTEN_BACKLOG, UNROUTED_BODY_BYTES, Limits
+from harness.emulator.runlog import LogEntry as LogEntry
+from harness.emulator.runlog import RunLog
 from harness.emulator.script import pick_step, step_fault
 from harness.emulator.tokens import Minter
 from harness.emulator.wire import ApiError, Context, Reply, Step, WireApi
 from harness.errors import EmulatorError
 from harness.scenario.model import Fault, Scenario
-from harness.scrub import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, scrub_headers
+from harness.scrub import kept_query, kept_request_headers
 
-PREFIX = re.compile(r"^/s/(?P<sid>[a-z0-9][a-z0-9_]*)/r/(?P<run>[A-Za-z0-9_.~-]+)(?P<rest>/.*)$")
-
-
-@dataclass(frozen=True, kw_only=True)
-class LogEntry:
-    """One request a run sent, and how the emulator answered it."""
-
-    seq: int
-    api: str
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: dict[str, str]  # secrets removed
-    body: Any  # decoded JSON, or the raw text when it was not JSON
-    status: int
-    error: ApiError | None
-    step: Step | None
-    fault: str | None = None
+# A run id is one URL path segment of unreserved characters; not only dots (`..` would be
+# resolved away by the client), and short enough to read in a log.
+RUN_ID = r"(?!\.+/)[A-Za-z0-9_.~-]{1,128}"
+RUN_ID_TEXT = "1-128 letters, digits and _ . ~ - (not only dots)"
+PREFIX = re.compile(rf"^/s/(?P<sid>[a-z0-9][a-z0-9_]*)/r/(?P<run>{RUN_ID})(?P<rest>/.*)$")
 
 
 class _State:
-    def __init__(self, scenarios: Iterable[Scenario]) -> None:
+    def __init__(self, scenarios: Iterable[Scenario], limits: Limits) -> None:
         self.scenarios = {s.id: s for s in scenarios}
+        self.limits = limits
         self.lock = threading.Lock()
-        self.logs: dict[str, list[LogEntry]] = {}
+        self.log = RunLog(limits)
         self.fault_counts: dict[tuple[str, str, str, int, int], int] = {}
-        self.seq = 0
 
     def record(self, run: str, entry_args: dict[str, Any]) -> None:
-        with self.lock:
-            self.seq += 1
-            self.logs.setdefault(run, []).append(LogEntry(seq=self.seq, **entry_args))
+        self.log.record(run, entry_args)
 
     def take_fault(self, key: tuple[str, str, str, int, int], fault: Fault) -> bool:
         """True while this step's fault still has times left to be served."""
@@ -75,9 +69,13 @@ class Emulator:
     """The emulator, in process: `with Emulator([scenario]) as emu: emu.base_urls(id, run)`."""
 
     def __init__(
-        self, scenarios: Iterable[Scenario] = (), host: str = "127.0.0.1", port: int = 0
+        self,
+        scenarios: Iterable[Scenario] = (),
+        host: str = "127.0.0.1",
+        port: int = 0,
+        limits: Limits | None = None,
     ) -> None:
-        self._state = _State(scenarios)
+        self._state = _State(scenarios, limits or Limits())
         try:
             self._server = _Server((host, port), _Handler)
         except OSError as exc:
@@ -128,17 +126,24 @@ class Emulator:
         """Base URLs per SDK: Anthropic and Gemini without `/v1`, OpenAI with it."""
         if scenario_id not in self._state.scenarios:
             raise EmulatorError(f"the emulator does not serve scenario {scenario_id!r}")
+        if not valid_run_id(run):
+            raise EmulatorError(f"run id {run[:60]!r} is not valid: use {RUN_ID_TEXT}")
         base = f"{self.root}/s/{scenario_id}/r/{run}"
         return {"anthropic": base, "openai": f"{base}/v1", "gemini": base}
 
     def log(self, run: str = "default") -> list[LogEntry]:
-        with self._state.lock:
-            return list(self._state.logs.get(run, []))
+        """What the run sent, oldest first (bounded: see `limits`)."""
+        return self._state.log.entries(run)
+
+
+def valid_run_id(run: str) -> bool:
+    return PREFIX.match(f"/s/x/r/{run}/") is not None
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = LISTEN_BACKLOG
     state: _State
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -155,6 +160,13 @@ class _Handler(BaseHTTPRequestHandler):
     # ACK stalls every response by ~40 ms (architecture.md, measured floors).
     disable_nagle_algorithm = True
     server: _Server
+    reply_started = False
+
+    def setup(self) -> None:
+        super().setup()
+        # A per-connection socket timeout: an idle or half-open connection ends instead of
+        # holding its thread (the stdlib's handle_one_request closes on TimeoutError).
+        self.connection.settimeout(self.server.state.limits.idle_timeout)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the stdlib's per-request stderr line; the run log keeps every request."""
@@ -165,8 +177,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         url = urlsplit(self.path)
         match = PREFIX.match(url.path)
-        raw = self._read_body()
         api_route = route(match["rest"]) if match else None
+        api = wire_api(api_route.api) if api_route else None
+        raw = self._read_body(api)
+        if isinstance(raw, BodyProblem):
+            self._refuse(api, raw)
+            return
         if match is None or api_route is None:
             self._not_found(url.path)
             return
@@ -179,11 +195,46 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         query = dict(parse_qsl(url.query))
-        _Exchange(self, scenario, match["run"], api_route, match["rest"], query, raw).serve()
+        exchange = _Exchange(self, scenario, match["run"], api_route, match["rest"], query, raw)
+        self._guarded(exchange)
 
-    def _read_body(self) -> bytes:
-        length = int(self.headers.get("content-length") or 0)
-        return self.rfile.read(length) if length else b""
+    def _guarded(self, exchange: _Exchange) -> None:
+        """The last resort: an unexpected failure is answered (a 500 in the API's envelope
+        naming it, and logged), never a dropped connection the SDK would retry."""
+        try:
+            exchange.serve()
+        except OSError:
+            self.close_connection = True  # the client is gone, or timed out: nothing to answer
+        except Exception as exc:  # the point: no request goes unanswered
+            if self.reply_started:
+                self.close_connection = True  # a reply is half sent; ending it is all we can
+                return
+            message = (
+                f"harness emulator: internal error while handling this request: "
+                f"{type(exc).__name__}: {str(exc)[:200]}"
+            )
+            exchange.fail_safely(exchange.api.rejected(message, 500))
+
+    def _read_body(self, api: WireApi | None) -> bytes | BodyProblem:
+        limit = self.server.state.limits.body_bytes
+        if limit is None:
+            limit = api.max_body_bytes if api else UNROUTED_BODY_BYTES
+        return read_body(self.headers, self.rfile, limit)
+
+    def _refuse(self, api: WireApi | None, problem: BodyProblem) -> None:
+        """A body over the limit or badly framed: the API's 413 or a 400, then close (how much
+        of the body is still unread is unknown)."""
+        self.close_connection = True
+        if api is None:
+            self._send_plain(413 if problem.too_large else 400, problem.message)
+            return
+        limit = self.server.state.limits.body_bytes or api.max_body_bytes
+        error = (
+            api.too_large(limit, problem.size)
+            if problem.too_large
+            else api.rejected(problem.message)
+        )
+        self.write_reply(api.error(error))
 
     def _not_found(self, path: str) -> None:
         self._send_plain(
@@ -201,6 +252,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def write_reply(self, reply: Reply, cut: bool = False) -> None:
+        self.reply_started = True
         self.send_response(reply.status)
         for name, value in reply.headers.items():
             self.send_header(name, value)
@@ -263,12 +315,12 @@ class _Exchange:
         # What the route says (Gemini's model, stream and `alt`) already shapes an error's
         # envelope, so a body that is not JSON gets the same envelope as any other error.
         self.ctx = self._context()
-        try:
-            self.body = json.loads(self.raw.decode("utf-8")) if self.raw else None
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        body = load_json(self.raw)
+        if isinstance(body, JsonProblem):
             self.body = self.raw.decode("utf-8", "replace")
-            self._fail(self.api.malformed(str(exc), self.raw))
+            self._fail(self._json_error(body))
             return
+        self.body = body
         ctx = self._context()
         self.ctx = ctx
         problem = self.api.validate(self.body, ctx)
@@ -285,6 +337,18 @@ class _Exchange:
             self._serve_fault(fault, step, ctx)
             return
         self._send(self.api.render(step, self.body, ctx), None)
+
+    def _json_error(self, problem: JsonProblem) -> ApiError:
+        if problem.syntax:
+            return self.api.malformed(problem.detail, self.raw)
+        return self.api.rejected(problem.detail)
+
+    def fail_safely(self, error: ApiError) -> None:
+        """Answer `error` from the guard; if even that fails, end the connection."""
+        try:
+            self._fail(error)
+        except Exception:  # nothing is left to answer with
+            self.handler.close_connection = True
 
     def _context(self) -> Context:
         body = self.body if isinstance(self.body, dict) else {}
@@ -323,22 +387,21 @@ class _Exchange:
         self._send(self.api.error(error, self.ctx), error)
 
     def _send(self, reply: Reply, error: ApiError | None, cut: bool = False) -> None:
-        headers = scrub_headers(self.handler.headers.items(), SECRET_REQUEST_HEADERS)
+        headers = kept_request_headers(self.handler.headers.items())
         self.handler.server.state.record(
             self.run,
             {
                 "api": self.route.api,
                 "method": "POST",
                 "path": self.path,
-                "query": {
-                    k: v for k, v in self.query.items() if k.lower() not in SECRET_QUERY_PARAMS
-                },
+                "query": kept_query(self.query.items()),
                 "headers": headers,
                 "body": self.body,
                 "status": reply.status,
                 "error": error,
                 "step": self.step,
                 "fault": self.fault,
+                "size": len(self.raw),
             },
         )
         try:

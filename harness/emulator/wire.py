@@ -73,6 +73,7 @@ class WireApi(Protocol):
     """One emulated API. Implementations live in one module per wire format."""
 
     name: str
+    max_body_bytes: int  # the real API's request-size limit; above it, `too_large`
 
     def validate(self, body: Any, ctx: Context) -> ApiError | None:
         """The error the real API gives this request, or None if it accepts it."""
@@ -94,6 +95,19 @@ class WireApi(Protocol):
     ) -> ApiError:
         """The real API's error for an injected fault: `rate_limit` (429), `server_error`
         (500) or `overloaded` (Anthropic 529; the others' 503)."""
+
+    def too_large(self, limit: int, size: int) -> ApiError:
+        """The real API's 413 for a body over `limit` bytes (`size`: as declared, or seen)."""
+
+    def rejected(self, message: str, status: int = 400) -> ApiError:
+        """A problem the emulator finds itself (a limit of its own, or a failure of its own),
+        worded by `message` but in this API's envelope, so every SDK reads it as an API error."""
+
+
+def text_of(value: Any) -> str | None:
+    """A wire field read as a name, id or type tag: the string, or None for any other JSON
+    value, so a hostile body (an object where an id goes) can be hashed and compared safely."""
+    return value if isinstance(value, str) else None
 
 
 def json_reply(status: int, payload: Any, headers: Mapping[str, str] | None = None) -> Reply:

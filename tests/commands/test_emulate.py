@@ -77,3 +77,38 @@ def test_emulate_bad_scenario_exits_2_with_one_line(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "bad.yaml" in result.stderr
+
+
+def test_emulate_refuses_a_run_id_that_is_not_one_with_one_line(tmp_path: Path) -> None:
+    scenario = ROOT / "scenarios" / "one_tool_then_answer.yaml"
+    for run in ("$(touch pwned)", "a b", "..", "x" * 129):
+        result = subprocess.run(
+            [sys.executable, "-m", "harness.cli", "emulate", str(scenario), "--run", run],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=30,
+        )
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.count("\n") == 1 and "--run" in result.stderr
+        assert result.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_printed_lines_only_assign_even_for_a_hostile_value(tmp_path: Path) -> None:
+    from harness.commands.emulate import shell_assignment
+
+    value = "http://127.0.0.1:1/s/x/r/~a/$(touch pwned)`touch pwned2`;touch pwned3"
+    line = shell_assignment("OPENAI_BASE_URL", value)
+    shell = subprocess.run(
+        ["bash", "-c", f'{line}\necho "$OPENAI_BASE_URL"'],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    )
+    assert shell.stdout.strip() == value
+    assert list(tmp_path.iterdir()) == []
+    assert shell_assignment("A", "http://127.0.0.1:8765/s/x/r/demo/v1") == (
+        "A=http://127.0.0.1:8765/s/x/r/demo/v1"
+    )
