@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from harness import __version__
 from harness.errors import HarnessError
+from harness.scrub import redacted_output
 from harness.terminal import neutralised_output, terminal_safe
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -71,6 +72,11 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_ERROR
+    with redacted_output():  # no key reaches the console, whatever printed it
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     module = importlib.import_module(f"harness.commands.{args.command}")
     try:
         code: int = module.run(args)
