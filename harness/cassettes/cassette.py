@@ -10,15 +10,17 @@ another tool can be replayed.
 
 from __future__ import annotations
 
-import gzip
 import json
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from harness.cassettes.sse import SseBody, body_from_yaml, body_to_yaml, compact_json
 from harness.errors import CassetteError
+from harness.limits import LimitError, decompress, loads_json
 
 FORMAT_VERSION = 1
 META_KEY = "harness"
@@ -147,7 +149,7 @@ def cassette_from_yaml(path: str, data: Any) -> Cassette:
     for number, raw in enumerate(data["interactions"], 1):
         try:
             interactions.append(_interaction(number, raw))
-        except (KeyError, TypeError, ValueError, UnicodeDecodeError, OSError) as exc:
+        except (KeyError, TypeError, ValueError, OSError, EOFError, zlib.error) as exc:
             raise CassetteError(
                 f"{path}: interaction {number}: {_problem(exc)}; fix the file or re-record it "
                 "with `harness record`"
@@ -181,16 +183,16 @@ def _meta(path: str, raw: Any) -> CassetteMeta | None:
 def _interaction(number: int, raw: Any) -> Interaction:
     if not isinstance(raw, Mapping):
         raise TypeError(f"an interaction must be a mapping, not {type(raw).__name__}")
-    req, resp = _mapping(raw, "request", ""), _mapping(raw, "response", "")
-    status = _mapping(resp, "status", "response.")
-    req_headers = _headers(req.get("headers"), "request")
-    resp_headers = _headers(resp.get("headers"), "response")
+    req, resp = mapping_field(raw, "request", ""), mapping_field(raw, "response", "")
+    status = mapping_field(resp, "status", "response.")
+    req_headers = headers_field(req.get("headers"), "request")
+    resp_headers = headers_field(resp.get("headers"), "response")
     body, is_json = _request_body(req, req_headers)
     return Interaction(
         number=number,
         request=RecordedRequest(
-            method=_text(req, "method", "request."),
-            uri=_text(req, "uri", "request."),
+            method=text_field(req, "method", "request."),
+            uri=uri_field(req, "request."),
             headers=req_headers,
             body=body,
             is_json=is_json,
@@ -227,7 +229,7 @@ def _response(
 
         return RecordedResponse(**common, sse=body_from_text(text))
     try:
-        return RecordedResponse(**common, json=json.loads(text))
+        return RecordedResponse(**common, json=json_body(text, "response.body"))
     except json.JSONDecodeError:
         return RecordedResponse(**common, text=text)
 
@@ -240,7 +242,7 @@ def _request_body(req: Mapping[str, Any], headers: Mapping[str, tuple[str, ...]]
     if text is None or text == "":
         return None, False
     try:
-        return json.loads(text), True
+        return json_body(text, "request.body"), True
     except json.JSONDecodeError:
         return text, False
 
@@ -252,8 +254,17 @@ def _body_text(body: Any, headers: Mapping[str, tuple[str, ...]]) -> str | None:
     if body is None or isinstance(body, str):
         return body
     if isinstance(body, bytes):
-        return (gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body).decode("utf-8")
+        return (decompress(body) if body[:2] == b"\x1f\x8b" else body).decode("utf-8")
     raise TypeError(f"a body must be text, not {type(body).__name__}")
+
+
+def json_body(text: str, where: str) -> Any:
+    """A JSON body within the limits; JSONDecodeError when it is not JSON (kept as text),
+    ValueError naming `where` when it is JSON past a limit (too deep, a lone surrogate)."""
+    try:
+        return loads_json(text)
+    except LimitError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def _check_json(value: Any, where: str) -> None:
@@ -264,11 +275,14 @@ def _check_json(value: Any, where: str) -> None:
         raise ValueError(f"{where} is not JSON: {exc}") from None
 
 
-def _headers(raw: Any, where: str) -> dict[str, tuple[str, ...]]:
+def headers_field(raw: Any, where: str) -> dict[str, tuple[str, ...]]:
+    """vcrpy's headers: a mapping of name to a list of values (or one value)."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
-        raise TypeError(f"{where}.headers must be a mapping of name to list of values")
+        raise TypeError(
+            f"{where}.headers must be a mapping of name to list of values, not {type(raw).__name__}"
+        )
     return {
         str(k): tuple(str(v) for v in (vs if isinstance(vs, list) else [vs]))
         for k, vs in raw.items()
@@ -284,7 +298,7 @@ def _is_sse(headers: Mapping[str, tuple[str, ...]]) -> bool:
     )
 
 
-def _mapping(parent: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+def mapping_field(parent: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
     value = parent.get(key)
     if value is None:
         raise KeyError(f"{where}{key}")
@@ -293,13 +307,31 @@ def _mapping(parent: Mapping[str, Any], key: str, where: str) -> Mapping[str, An
     return value
 
 
-def _text(parent: Mapping[str, Any], key: str, where: str) -> str:
+def text_field(parent: Mapping[str, Any], key: str, where: str) -> str:
     value = parent.get(key)
     if value is None:
         raise KeyError(f"{where}{key}")
     if not isinstance(value, str) or not value:
-        raise TypeError(f"`{where}{key}` must be a non-empty string, not {value!r}")
+        raise TypeError(f"`{where}{key}` must be a non-empty string, not {_short(value)}")
     return value
+
+
+def uri_field(parent: Mapping[str, Any], where: str) -> str:
+    """The request's URL, parsed once here so nothing later trips on it (`http://[::1`)."""
+    uri = text_field(parent, "uri", where)
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 -- parsing the port is the check (`http://h:x/` is refused)
+    except ValueError as exc:
+        raise ValueError(f"`{where}uri` is not a valid URL ({exc}): {_short(uri)}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"`{where}uri` must be an http(s) URL with a host, not {_short(uri)}")
+    return uri
+
+
+def _short(value: Any, keep: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= keep else text[:keep] + "…"
 
 
 def _problem(exc: BaseException) -> str:

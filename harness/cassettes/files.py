@@ -26,21 +26,23 @@ import yaml
 
 from harness.cassettes.cassette import Cassette, cassette_from_yaml
 from harness.errors import CassetteError
+from harness.limits import MAX_CASSETTE_BYTES, MAX_DOCUMENT_DEPTH, LimitError, read_text
+from harness.safe_yaml import Loader as Loader  # re-exported: tests load with it
+from harness.safe_yaml import load_yaml, yaml_problem
 from harness.scrub import find_key
 
-Loader: Any
 Dumper: Any
 try:
-    Loader = yaml.CSafeLoader
     Dumper = yaml.CSafeDumper
 except AttributeError:  # PyYAML built without libyaml
-    Loader = yaml.SafeLoader
     Dumper = yaml.SafeDumper
 
 
 NEW_FILE_MODE = 0o644
 CACHE_VARIABLE = "HARNESS_CASSETTE_CACHE"
-CACHE_VERSION = 1  # bump when the meaning of a parsed document changes
+# Bump when the meaning of a parsed document changes. 2: documents are cached only once
+# within the limits of `harness.limits` and free of key-shaped text.
+CACHE_VERSION = 2
 
 
 class _CassetteDumper(Dumper):  # type: ignore[misc]
@@ -59,13 +61,19 @@ _CassetteDumper.add_representer(str, _represent_str)
 def load_cassette(path: str | Path) -> Cassette:
     """Read and check a cassette; CassetteError (file, interaction, field) when it is bad."""
     file = str(path)
+    return cassette_from_text(file, read_cassette_text(file))
+
+
+def read_cassette_text(file: str) -> str:
+    """The file's text: at most `MAX_CASSETTE_BYTES` of strict UTF-8, else CassetteError."""
     try:
-        text = Path(path).read_text("utf-8")
+        return read_text(file, MAX_CASSETTE_BYTES)
     except FileNotFoundError:
         raise CassetteError(f"{file}: no such cassette") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CassetteError(f"{file}: cannot read: {exc}") from None
-    return cassette_from_text(file, text)
+    except OSError as exc:
+        raise CassetteError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    except LimitError as exc:
+        raise CassetteError(f"{file}: {exc}") from None
 
 
 def cassette_from_text(file: str, text: str) -> Cassette:
@@ -73,21 +81,33 @@ def cassette_from_text(file: str, text: str) -> Cassette:
 
 
 def parse_yaml(file: str, text: str) -> Any:
-    """The YAML document in `text`, from the cache when this exact text was parsed before."""
-    cache = cache_folder()
-    entry = None
-    if cache is not None:
-        digest = hashlib.sha256(f"{CACHE_VERSION}\n{text}".encode()).hexdigest()
-        entry = cache / digest[:2] / f"{digest}.json"
-        with contextlib.suppress(OSError, ValueError):
+    """The YAML document in `text`, from the cache when this exact text was parsed before.
+
+    Only a text within the limits (`harness.safe_yaml`) is parsed, and only one that holds
+    nothing key-shaped (`harness.scrub.find_key`) is cached: a re-record the secret scan
+    refuses must leave no copy of the key in the user's cache folder either."""
+    entry = _cache_entry(text)
+    if entry is not None:
+        with contextlib.suppress(OSError, ValueError, RecursionError):
             return json.loads(entry.read_text("utf-8"))
     try:
-        data = yaml.load(text, Loader=Loader)
+        data = load_yaml(text, MAX_DOCUMENT_DEPTH)
     except yaml.YAMLError as exc:
-        raise CassetteError(f"{file}: not valid YAML: {_one_line(exc)}") from None
-    if entry is not None:
+        raise CassetteError(f"{file}: not valid YAML: {yaml_problem(exc, text)}") from None
+    except LimitError as exc:
+        raise CassetteError(f"{file}: {exc}") from None
+    if entry is not None and find_key(text) is None:
         _remember(entry, data)
     return data
+
+
+def _cache_entry(text: str) -> Path | None:
+    cache = cache_folder()
+    if cache is None:
+        return None
+    digest = hashlib.sha256(f"{CACHE_VERSION}\n{text}".encode("utf-8", "surrogatepass"))
+    name = digest.hexdigest()
+    return cache / name[:2] / f"{name}.json"
 
 
 def cache_folder() -> Path | None:
@@ -173,7 +193,3 @@ def _line_of(text: str, masked: str) -> str:
     prefix = masked.split("…", 1)[0]
     at = text.find(prefix)
     return "" if at < 0 else f" at line {text.count(chr(10), 0, at) + 1}"
-
-
-def _one_line(exc: yaml.YAMLError) -> str:
-    return " ".join(str(exc).split())

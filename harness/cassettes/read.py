@@ -7,7 +7,6 @@ and ours: SSE stored as its events (`events:`, rebuilt to the exact text by `sse
 
 from __future__ import annotations
 
-import gzip
 import json
 import zlib
 from collections.abc import Mapping
@@ -17,7 +16,16 @@ from typing import Any
 
 import yaml
 
+from harness.cassettes.cassette import (
+    headers_field,
+    json_body,
+    mapping_field,
+    text_field,
+    uri_field,
+)
 from harness.errors import CassetteError
+from harness.limits import MAX_DOCUMENT_DEPTH, LimitError, decompress
+from harness.safe_yaml import load_yaml, yaml_problem
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,13 +50,19 @@ class RecordedExchange:
 
 
 def read_cassette(path: str | Path) -> list[RecordedExchange]:
+    """Every interaction of the file, decoded; one CassetteError (file, interaction, field)
+    for anything else: a file past the limits (`harness.limits`), not UTF-8, not YAML, or
+    YAML of the wrong shape."""
+    from harness.cassettes.files import read_cassette_text
+
     file = str(path)
+    text = read_cassette_text(file)
     try:
-        data = yaml.safe_load(Path(path).read_text("utf-8"))
-    except OSError as exc:
-        raise CassetteError(f"{file}: cannot read: {exc.strerror}") from None
+        data = load_yaml(text, MAX_DOCUMENT_DEPTH)
     except yaml.YAMLError as exc:
-        raise CassetteError(f"{file}: not valid YAML: {exc}") from None
+        raise CassetteError(f"{file}: not valid YAML: {yaml_problem(exc, text)}") from None
+    except LimitError as exc:
+        raise CassetteError(f"{file}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
         raise CassetteError(f"{file}: not a vcrpy cassette (no top-level `interactions:` list)")
     return [_exchange(file, i, raw) for i, raw in enumerate(data["interactions"])]
@@ -57,47 +71,60 @@ def read_cassette(path: str | Path) -> list[RecordedExchange]:
 def _exchange(file: str, index: int, raw: Any) -> RecordedExchange:
     where = f"{file}: interaction {index + 1}"
     try:
-        req, resp = raw["request"], raw["response"]
-        req_headers = _headers(req.get("headers"))
-        resp_headers = _headers(resp.get("headers"))
-        req_text = _body_text(req, req_headers)
-        resp_text = _body_text(resp, resp_headers)
-        return RecordedExchange(
-            index=index,
-            method=str(req["method"]),
-            uri=str(req["uri"]),
-            request_headers=req_headers,
-            request_json=_json_or_none(req_text),
-            request_text=req_text,
-            status=int(resp["status"]["code"]),
-            response_headers=resp_headers,
-            response_text=resp_text,
-            response_json=None if _is_sse(resp_headers) else _json_or_none(resp_text),
-        )
+        return _decoded(index, raw)
     except (OSError, EOFError, zlib.error) as exc:
         raise CassetteError(f"{where}: unreadable body ({type(exc).__name__}: {exc})") from None
+    except LimitError as exc:
+        raise CassetteError(f"{where}: {exc}") from None
     except (KeyError, TypeError, ValueError) as exc:
-        raise CassetteError(
-            f"{where}: malformed interaction ({type(exc).__name__}: {exc})"
-        ) from None
+        raise CassetteError(f"{where}: malformed interaction: {_problem(exc)}") from None
 
 
-def _headers(raw: Any) -> dict[str, tuple[str, ...]]:
-    if not raw:
-        return {}
-    return {
-        str(k): tuple(str(v) for v in (vs if isinstance(vs, list) else [vs]))
-        for k, vs in raw.items()
-    }
+def _decoded(index: int, raw: Any) -> RecordedExchange:
+    if not isinstance(raw, Mapping):
+        raise TypeError(f"an interaction must be a mapping, not {type(raw).__name__}")
+    req, resp = mapping_field(raw, "request", ""), mapping_field(raw, "response", "")
+    status = mapping_field(resp, "status", "response.")
+    req_headers = headers_field(req.get("headers"), "request")
+    resp_headers = headers_field(resp.get("headers"), "response")
+    req_text = _body_text(req, req_headers, "request")
+    resp_text = _body_text(resp, resp_headers, "response")
+    code = status.get("code")
+    if not isinstance(code, int) or isinstance(code, bool):
+        raise TypeError(f"`response.status.code` must be a number, not {code!r}")
+    return RecordedExchange(
+        index=index,
+        method=text_field(req, "method", "request."),
+        uri=uri_field(req, "request."),
+        request_headers=req_headers,
+        request_json=_json_or_none(req_text, "request"),
+        request_text=req_text,
+        status=code,
+        response_headers=resp_headers,
+        response_text=resp_text,
+        response_json=None if _is_sse(resp_headers) else _json_or_none(resp_text, "response"),
+    )
 
 
-def _body_text(part: Mapping[str, Any], headers: Mapping[str, tuple[str, ...]]) -> str:
+def _problem(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"missing `{exc.args[0]}`"
+    return str(exc)
+
+
+def _body_text(part: Mapping[str, Any], headers: Mapping[str, tuple[str, ...]], where: str) -> str:
     if "events" in part:
         from harness.cassettes.sse import body_from_yaml
 
-        return body_from_yaml(part.get("sse"), part["events"]).text()
+        try:
+            return body_from_yaml(part.get("sse"), part["events"]).text()
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{where}.events: {_problem(exc)}") from None
     if "parsed_body" in part:
-        return json.dumps(part["parsed_body"], ensure_ascii=False)
+        try:
+            return json.dumps(part["parsed_body"], ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}.parsed_body is not JSON: {exc}") from None
     body = part.get("body")
     if isinstance(body, Mapping):
         body = body.get("string")
@@ -107,16 +134,15 @@ def _body_text(part: Mapping[str, Any], headers: Mapping[str, tuple[str, ...]]) 
         return body
     if isinstance(body, bytes):
         return _decode_bytes(body, headers)
-    raise ValueError(f"unexpected body type {type(body).__name__}")
+    raise TypeError(f"`{where}.body` must be text, not {type(body).__name__}")
 
 
 def _decode_bytes(data: bytes, headers: Mapping[str, tuple[str, ...]]) -> str:
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    elif any(
+    """A `!!binary` body: gzip or deflate inflated (at most `MAX_BODY_BYTES`), as UTF-8."""
+    if data[:2] == b"\x1f\x8b" or any(
         v == "deflate" for k, vs in headers.items() if k.lower() == "content-encoding" for v in vs
     ):
-        data = zlib.decompress(data)
+        data = decompress(data)
     return data.decode("utf-8")
 
 
@@ -129,10 +155,11 @@ def _is_sse(headers: Mapping[str, tuple[str, ...]]) -> bool:
     )
 
 
-def _json_or_none(text: str) -> Any:
+def _json_or_none(text: str, where: str) -> Any:
+    """The body's JSON, None when it is empty or not JSON; ValueError past the limits."""
     if not text.strip():
         return None
     try:
-        return json.loads(text)
+        return json_body(text, f"{where}.body")
     except json.JSONDecodeError:
         return None

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.limits import LimitError, loads_json
+
 CRLF_SEPARATOR = "\r\n\r\n"
 LF_SEPARATOR = "\n\n"
 WHITESPACE = frozenset(" \t\r\n")
@@ -108,9 +110,9 @@ def _event_from_frame(frame: str, line_separator: str) -> SseEvent:
 
 def _json_event(name: str | None, data_text: str) -> SseEvent | None:
     try:
-        data = json.loads(data_text)
-    except json.JSONDecodeError:
-        return None
+        data = loads_json(data_text)
+    except (json.JSONDecodeError, LimitError):
+        return None  # kept as text: a frame too deep or not valid Unicode is not parsed
     if not isinstance(data, (dict, list)):
         return None  # a bare scalar (`[DONE]` is not JSON; a number would be ambiguous)
     for ascii in (False, True):

@@ -9,7 +9,6 @@ it concerns, numbered from 1 in its file as vcrpy stores them.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import textwrap
 from collections.abc import Iterable, Iterator, Sequence
@@ -125,21 +124,9 @@ def _error_line(message: str) -> None:
     print(f"error     {one_line(message)}", file=sys.stderr)
 
 
-YAML_MARK = re.compile(r'(?:in "[^"]*", )?(line \d+, column \d+)')
-
-
 def one_line(message: str) -> str:
-    """A reader's message on one line: a YAML error keeps its problem and position, not the
-    quoted snippet and caret PyYAML adds below them."""
-    kept: list[str] = []
-    for line in message.splitlines():
-        mark = YAML_MARK.search(line)
-        if mark is not None:
-            kept.append(mark.group(1))
-            break
-        if line.strip():
-            kept.append(line.strip())
-    return "; ".join(kept)
+    """A reader's message on one line (the readers write one; this is the guarantee)."""
+    return "; ".join(line.strip() for line in message.splitlines() if line.strip())
 
 
 # ---- which files ------------------------------------------------------------------------------
@@ -153,13 +140,15 @@ def cassette_paths(given: Sequence[str]) -> tuple[list[Path], list[str]]:
     for item in given:
         path = Path(item)
         if path.is_dir():
+            # Not only regular files: a symlink to a device is read (within the size limit)
+            # and reported, never skipped in silence.
             found = sorted(
-                p for p in path.rglob("*") if p.suffix in CASSETTE_SUFFIXES and p.is_file()
+                p for p in path.rglob("*") if p.suffix in CASSETTE_SUFFIXES and not p.is_dir()
             )
             if not found:
                 problems.append(f"{item}: no *.yaml or *.yml cassettes in this folder")
             paths.extend(found)
-        elif path.is_file():
+        elif path.exists():
             paths.append(path)
         else:
             problems.append(f"{item}: no such file or folder")

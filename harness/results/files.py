@@ -15,6 +15,7 @@ from typing import Any
 
 from harness import __version__
 from harness.errors import HarnessError
+from harness.limits import MAX_RESULTS_BYTES, MAX_RESULTS_DEPTH, LimitError, loads_json, read_text
 from harness.results.codec import from_json, to_json
 from harness.results.model import SCHEMA_NAME, SCHEMA_VERSION, Results
 from harness.scrub import redact
@@ -98,7 +99,11 @@ def _umask() -> int:
 
 def read_results(path: str | Path) -> Results:
     data = load_results_json(path)
-    return from_json(Results, data)
+    try:
+        return from_json(Results, data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        # The schema let it through but it does not build (a check the schema cannot say).
+        raise ResultsError(f"{path}: not a readable results file: {exc}") from None
 
 
 def load_results_json(path: str | Path) -> dict[str, Any]:
@@ -132,20 +137,25 @@ def validate_results_json(data: Any, source: str | Path = "results") -> None:
 
 
 def _parse(source: Path) -> Any:
+    """The file's JSON within `harness.limits` (size, nesting, valid Unicode)."""
     try:
-        text = source.read_text(encoding="utf-8")
+        text = read_text(source, MAX_RESULTS_BYTES)
     except FileNotFoundError:
         raise ResultsError(
             f"{source}: no such results file (`harness run` writes reports/results.json)"
         ) from None
     except IsADirectoryError:
         raise ResultsError(f"{source}: is a folder, not a results file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise ResultsError(f"{source}: cannot read it: {exc.strerror or exc}") from None
+    except LimitError as exc:
         raise ResultsError(f"{source}: cannot read it: {exc}") from None
     try:
-        return json.loads(text)
+        return loads_json(text, MAX_RESULTS_DEPTH)
     except json.JSONDecodeError as exc:
         raise ResultsError(
             f"{source}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
             "is it a results file, and was it written completely?"
         ) from None
+    except LimitError as exc:
+        raise ResultsError(f"{source}: refused: {exc}") from None

@@ -18,8 +18,10 @@ import yaml
 
 from harness.chat import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from harness.errors import ScenarioError
+from harness.limits import MAX_SCENARIO_BYTES, MAX_SCENARIO_DEPTH, LimitError, read_text
+from harness.safe_yaml import check_yaml
 from harness.scenario.expected import derive_outcome
-from harness.scenario.located import Located, yaml_error
+from harness.scenario.located import Located, shown, yaml_error
 from harness.scenario.model import (
     DEFAULT_MAX_ROUNDS,
     ClosingExpectation,
@@ -52,17 +54,15 @@ def scenario_schema() -> dict[str, Any]:
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate one scenario file. Raises `ScenarioError` on any problem."""
     file = str(path)
-    try:
-        text = Path(path).read_text("utf-8")
-    except OSError as exc:
-        raise ScenarioError(file, None, "(file)", f"cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(file, None, "(file)", "not UTF-8 text") from None
+    text = _read(file)
     located = Located(file)
     try:
+        check_yaml(text, MAX_SCENARIO_DEPTH, loader=yaml.SafeLoader)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
-        raise yaml_error(file, exc, "(syntax)") from None
+        raise yaml_error(file, exc, "(syntax)", text=text) from None
+    except LimitError as exc:
+        raise ScenarioError(file, exc.line, "(document)", exc.problem) from None
     if node is None:
         raise ScenarioError(file, None, "(document)", "the file is empty")
     data = located.build(node, ())
@@ -81,6 +81,16 @@ def load_scenario(path: str | Path) -> Scenario:
     scenario = _to_scenario(data, scenario_id, file)
     _check_semantics(scenario, data, located)
     return scenario
+
+
+def _read(file: str) -> str:
+    """The file's text, at most `MAX_SCENARIO_BYTES` of strict UTF-8."""
+    try:
+        return read_text(file, MAX_SCENARIO_BYTES)
+    except OSError as exc:
+        raise ScenarioError(file, None, "(file)", f"cannot read: {exc.strerror or exc}") from None
+    except LimitError as exc:
+        raise ScenarioError(file, exc.line, "(file)", exc.problem) from None
 
 
 def _validate_schema(data: dict[str, Any], located: Located) -> None:
@@ -118,7 +128,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         schema = error.schema if isinstance(error.schema, Mapping) else {}
         allowed = sorted(cast(Mapping[str, Any], schema.get("properties", {})))
-        extra = ", ".join(_unexpected_keys(error))
+        extra = ", ".join(shown(k) for k in _unexpected_keys(error))
         return f"unknown key {extra}; allowed keys here: {', '.join(allowed)}"
     if error.validator == "pattern" and error.validator_value == NOT_BLANK:
         return "must hold some text, not be empty or only spaces"

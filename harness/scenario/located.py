@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from harness.errors import ScenarioError
+from harness.limits import LimitError, check_int
 
 Path_ = tuple[str | int, ...]
 ErrorAt = Callable[[Path_, str], ScenarioError]  # `Located.error`: the problem at a field
@@ -40,19 +41,33 @@ def field_name(path: Path_) -> str:
         return "(document)"
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+        out += f"[{part}]" if isinstance(part, int) else (f".{shown(part)}" if out else shown(part))
     return out
 
 
+def shown(key: str, keep: int = 60) -> str:
+    """A key as a message shows it: as written when printable, else escaped (a key holding a
+    newline must not break the one-line message), and cut when long."""
+    text = key if key.isprintable() else repr(key)
+    return text if len(text) <= keep else text[:keep] + "…"
+
+
 def yaml_error(
-    file: str, exc: yaml.YAMLError, field: str, line: int | None = None
+    file: str, exc: yaml.YAMLError, field: str, line: int | None = None, text: str = ""
 ) -> ScenarioError:
-    """A PyYAML error as one line: the line of its problem mark, else `line`."""
+    """A PyYAML error as one line: the line of its problem mark (or, for a character YAML
+    does not allow, of its position in `text`), else `line`."""
     mark = getattr(exc, "problem_mark", None)
     if mark is not None:
         line = mark.line + 1
-    problem = getattr(exc, "problem", None) or str(exc)
-    return ScenarioError(file, line, field, f"invalid YAML: {problem}")
+    if isinstance(exc, yaml.reader.ReaderError):
+        if text:
+            line = text.count("\n", 0, exc.position) + 1
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character[:1] or b"?")
+        problem = f"character U+{code:04X} is not allowed in YAML ({exc.reason})"
+    else:
+        problem = getattr(exc, "problem", None) or str(exc)
+    return ScenarioError(file, line, field, f"invalid YAML: {' '.join(problem.split())}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,7 +163,12 @@ class Located:
         self._check_tag(node, path, *SCALAR_TAGS)
         loader = yaml.SafeLoader("")
         try:
-            return loader.construct_object(node, deep=True)
+            value = loader.construct_object(node, deep=True)
+            if isinstance(value, int):
+                check_int(value)
+            return value
+        except LimitError as exc:
+            raise self._at(node, path, exc.problem) from None
         except yaml.YAMLError as exc:
             raise yaml_error(self.file, exc, field_name(path), node.start_mark.line + 1) from None
         except (ValueError, LookupError, AttributeError):

@@ -6,13 +6,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-import jsonschema
-
 from harness.chat import AssistantMessage, ToolMessage
 from harness.scenario.closing import check_closing_text
 from harness.scenario.expected import derive_outcome
 from harness.scenario.located import ErrorAt
 from harness.scenario.model import Scenario, ScriptedCall, Tool
+from harness.scenario.tool_schema import argument_errors, schema_problem
 
 
 def check_semantics(s: Scenario, data: dict[str, Any], error: ErrorAt) -> None:
@@ -28,11 +27,9 @@ def _check_tools(s: Scenario, error: ErrorAt) -> None:
         if tool.name in seen:
             raise error(("tools", i, "name"), f"tool {tool.name!r} is declared twice")
         seen.add(tool.name)
-        try:
-            jsonschema.Draft202012Validator.check_schema(dict(tool.parameters))
-        except jsonschema.SchemaError as exc:
-            problem = f"not a valid JSON Schema: {exc.message}"
-            raise error(("tools", i, "parameters"), problem) from None
+        problem = schema_problem(tool.parameters)
+        if problem is not None:
+            raise error(("tools", i, "parameters", *problem.path), problem.problem)
         for k, case in enumerate(tool.cases):
             _check_arguments(tool, case.when, ("tools", i, "cases", k, "when"), error, partial=True)
 
@@ -40,10 +37,7 @@ def _check_tools(s: Scenario, error: ErrorAt) -> None:
 def _check_arguments(
     tool: Tool, args: Any, path: tuple[str | int, ...], error: ErrorAt, partial: bool = False
 ) -> None:
-    schema = dict(tool.parameters)
-    if partial:
-        schema = {k: v for k, v in schema.items() if k != "required"}
-    problems = list(jsonschema.Draft202012Validator(schema).iter_errors(args))
+    problems = argument_errors(tool.parameters, args, partial=partial)
     if problems:
         where = "/".join(str(p) for p in problems[0].absolute_path) or "(arguments)"
         raise error(

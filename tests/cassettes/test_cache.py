@@ -52,3 +52,41 @@ def test_yaml_only_values_are_not_cached(tmp_path: Path, monkeypatch: pytest.Mon
 
     assert parse_yaml("e.yaml", "when: 2026-11-30\n")["when"].year == 2026
     assert not (tmp_path / "cache").exists()
+
+
+# A fake key of a real provider's shape (never a real one), as a refused re-record would hold.
+FAKE_KEY = "sk-ant-api03-" + "Zx9" * 12
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        ("model: claude-x}", f"model: claude-x, note: {FAKE_KEY}}}"),
+        ("interactions:", f"# pasted by mistake: {FAKE_KEY}\ninteractions:"),
+    ],
+    ids=["in a body", "in a comment"],
+)
+def test_a_text_holding_a_key_is_never_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: tuple[str, str]
+) -> None:
+    """Nothing is cached before it is safe: a re-record the secret scan refuses has already
+    been parsed once (to compare it with the old file), and that parse must leave no copy."""
+    monkeypatch.setenv("HARNESS_CASSETTE_CACHE", str(tmp_path / "cache"))
+    text = GOOD.replace(*where, 1)
+    assert text != GOOD
+    cassette_from_text("k.yaml", text)
+    cassette_from_text("k.yaml", text)
+    assert not (tmp_path / "cache").exists()
+    cassette_from_text("ok.yaml", GOOD)  # the same cassette without the key is cached
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 1
+
+
+def test_a_refused_document_is_never_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.errors import CassetteError
+
+    monkeypatch.setenv("HARNESS_CASSETTE_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(CassetteError, match="nested deeper than 100 levels"):
+        cassette_from_text("deep.yaml", "interactions: " + "[" * 200 + "]" * 200)
+    assert not (tmp_path / "cache").exists()

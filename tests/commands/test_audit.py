@@ -18,6 +18,7 @@ from harness.cassettes.read import read_cassette
 from harness.checks import catalogue
 from harness.cli import main
 from harness.commands.audit import WIRE_RULES
+from harness.limits import MAX_BODY_BYTES
 from tests.conftest import REALWIRE, SCENARIOS
 
 Body = dict[str, Any]
@@ -240,17 +241,96 @@ CORRUPT: list[tuple[str, Callable[[Body], Any] | str, str]] = [
 ]
 
 
+def _set(*path: str | int, value: Any) -> Callable[[Body], Body]:
+    """A copy of the cassette with the field at `path` (under interaction 2) set to `value`."""
+
+    def edit(data: Body) -> Body:
+        node = data["interactions"][1]
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+        node.pop("parsed_body", None) if path[-1] == "body" else None
+        return data
+
+    return edit
+
+
+def _bomb(levels: int = 9) -> str:
+    lines = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]" for n in range(1, levels)]
+    return "\n".join(lines) + f"\ninteractions: [*a{levels - 1}]\n"
+
+
+GZIP_BOMB = gzip.compress(b"0" * (MAX_BODY_BYTES + 1))  # ~33 KB that inflates to 32 MiB + 1
+DEEP_JSON = "[" * 2000 + "]" * 2000
+
+# Issue 14's attack classes on `harness audit`: each one line naming the file (and the
+# interaction and field when it is inside one), exit 2, never a traceback.
+HOSTILE: list[tuple[str, Callable[[Body], Any] | str | bytes, str]] = [
+    ("request as a list", _set("request", value=[1, 2]), "interaction 2: malformed"),
+    ("headers as a string", _set("request", "headers", value="x"), "request.headers must be"),
+    ("an unclosed IPv6 URL", _set("request", "uri", value="http://[::1"), "not a valid URL"),
+    ("a port that is no number", _set("request", "uri", value="http://h:x/"), "valid URL"),
+    ("a URL with no host", _set("request", "uri", value="file:///etc/passwd"), "http(s) URL"),
+    ("a status that is no number", _set("response", "status", value={"code": "x"}), "number"),
+    (
+        "a gzip bomb",
+        _set("response", "body", value={"string": GZIP_BOMB}),
+        "interaction 2: a compressed body inflates past 32 MiB",
+    ),
+    (
+        "JSON nested 2,000 deep",
+        _set("request", "body", value=DEEP_JSON),
+        "interaction 2: malformed interaction: request.body: nested deeper than 100 levels",
+    ),
+    (
+        "a lone surrogate in a JSON body",
+        _set("request", "body", value='{"text": "\\ud800"}'),
+        "request.body: text: holds a lone surrogate (\\ud800)",
+    ),
+    ("an alias bomb", _bomb(), "line 6: aliases (*a4 and others) expand to more than 100,000"),
+    ("YAML nested 500 deep", "interactions: " + "[" * 500 + "]" * 500, "deeper than 100"),
+    ("not UTF-8", b"interactions: []\n# caf\xe9\n", "line 2: not UTF-8 text (byte 0xe9"),
+]
+
+
+@pytest.mark.parametrize(("case", "content", "says"), HOSTILE, ids=[c[0] for c in HOSTILE])
+def test_a_hostile_cassette_is_one_line_and_exit_2(
+    recorded: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    case: str,
+    content: Callable[[Body], Any] | str | bytes,
+    says: str,
+) -> None:
+    test_an_unreadable_cassette_is_one_line_and_exit_2(
+        recorded, tmp_path, capsys, case, content, says
+    )
+
+
+def test_a_symlink_to_dev_zero_is_refused_at_the_size_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    link = tmp_path / "zero.yaml"
+    link.symlink_to("/dev/zero")
+    code, _, err = audit(capsys, str(link))
+    assert code == 2
+    assert err == f"error     {link}: larger than 64 MiB, the limit for this kind of file\n"
+
+
 @pytest.mark.parametrize(("case", "content", "says"), CORRUPT, ids=[c[0] for c in CORRUPT])
 def test_an_unreadable_cassette_is_one_line_and_exit_2(
     recorded: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     case: str,
-    content: Callable[[Body], Any] | str,
+    content: Callable[[Body], Any] | str | bytes,
     says: str,
 ) -> None:
     bad = tmp_path / "bad.yaml"
-    if isinstance(content, str):
+    if isinstance(content, bytes):
+        bad.write_bytes(content)
+    elif isinstance(content, str):
         bad.write_text(content, "utf-8")
     else:
         save(content(load(recorded / "anthropic/parallel_requests_one_turn.yaml")), bad)
