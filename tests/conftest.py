@@ -15,6 +15,22 @@ from harness.scenario import Scenario, load_scenario
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
 REALWIRE = Path(os.environ.get("HARNESS_REALWIRE", ROOT.parent / "shared" / "realwire"))
+# The second batch (stateful Responses chains, Gemini call ids, redacted thinking, …): the
+# same kind of recordings, held to the same guarantees.
+REALWIRE2 = Path(os.environ.get("HARNESS_REALWIRE2", ROOT.parent / "shared" / "realwire2"))
+REALWIRE_BATCHES = (REALWIRE, REALWIRE2)
+
+
+def realwire_files(folder: str = "*") -> list[Path]:
+    """The recorded cassettes of both batches (`folder`: anthropic, openai or google), each
+    batch sorted; a batch that is absent contributes none."""
+    return [
+        path
+        for batch in REALWIRE_BATCHES
+        if batch.is_dir()
+        for path in sorted(batch.glob(f"{folder}/*.yaml"))
+    ]
+
 
 # SDKs must never reach a real API from the tests, whatever the developer's shell holds.
 for _var in (

@@ -2,8 +2,9 @@
 returning the error exactly as the API words it (status, type, param, code), or None.
 
 Rule ids: O1–O6 (providers.md §5), `missing_field`, `tool_choice_unknown_tool`,
-`invalid_encrypted_content`. Stateless, as the API is under `store: false`: what we minted is
-recognised by its id (`openai_responses_ids`), everything else is judged by its shape only.
+`invalid_encrypted_content`. What we minted is recognised by its id (`openai_responses_ids`),
+everything else is judged by its shape only; a request continuing a stored response is judged
+together with the items of its chain (`openai_store`).
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ ITEM_NOT_PERSISTED = (
 )
 # O4, HTTP 400, code previous_response_not_found: https://github.com/maximhq/bifrost/issues/2441
 # (`{"status":400,"error":{"code":"previous_response_not_found",…}}`); the `param` is not
-# shown there (ours: "previous_response_id", unconfirmed). The emulator stores nothing, so
-# every previous id is unknown, as under store:false.
+# shown there (ours: "previous_response_id", unconfirmed). An id is known when the run stored
+# that response (`openai_store`: made under `store` true or unset); one made under
+# `store: false`, or in another run, is unknown.
 PREVIOUS_NOT_FOUND = "Previous response with id '{response_id}' not found."
 PREVIOUS_NOT_FOUND_CODE = "previous_response_not_found"
 # O5, param "input", code null: https://github.com/mastra-ai/mastra/issues/8738 (function_call);
@@ -86,30 +88,35 @@ CALL_TYPES = frozenset(
 )
 
 
-def check_request(body: Any, ids: ResponseIds) -> ApiError | None:
-    """The first error the real API reports for this request, or None."""
-    for request_check in (
-        model_given,
-        previous_response_unknown,
-        input_given,
-        tools_listed,
-        tool_choice_declared,
-    ):
-        problem = request_check(body)
-        if problem is not None:
-            return problem
+ItemCheck = Callable[[list[Item], bool, ResponseIds], ApiError | None]
+
+
+def check_request(
+    body: Any, ids: ResponseIds, earlier: Sequence[Item] | None = None
+) -> ApiError | None:
+    """The first error the real API reports for this request, or None. `earlier`: the items of
+    the stored chain its `previous_response_id` continues (None: no such chain is stored)."""
+    problem = model_given(body) or previous_response_unknown(body, earlier)
+    for request_check in (input_given, tools_listed, tool_choice_declared):
+        problem = problem or request_check(body)
+    if problem is not None:
+        return problem
     items = input_items(body)
     store = body.get("store", True) is not False
-    item_checks: Sequence[Callable[[list[Item], bool, ResponseIds], ApiError | None]] = (
-        item_field_types,
-        item_fields_present,
-        reasoning_persisted,
-        encrypted_content_intact,
-        reasoning_pairs_kept,
-        calls_answered,
+    # The fields are judged on what this request sends (their paths are `input[N]`); pairing
+    # on the whole conversation, the stored chain included (a lone function_call_output
+    # answers a call the previous response made).
+    whole = [*(earlier or ()), *items]
+    checks: Sequence[tuple[ItemCheck, list[Item]]] = (
+        (item_field_types, items),
+        (item_fields_present, items),
+        (reasoning_persisted, items),
+        (encrypted_content_intact, items),
+        (reasoning_pairs_kept, whole),
+        (calls_answered, whole),
     )
-    for item_check in item_checks:
-        problem = item_check(items, store, ids)
+    for item_check, judged in checks:
+        problem = item_check(judged, store, ids)
         if problem is not None:
             return problem
     return None
@@ -128,9 +135,12 @@ def model_given(body: Mapping[str, Any]) -> ApiError | None:
     return None if body.get("model") else missing("model")
 
 
-def previous_response_unknown(body: Mapping[str, Any]) -> ApiError | None:
+def previous_response_unknown(
+    body: Mapping[str, Any], earlier: Sequence[Item] | None
+) -> ApiError | None:
+    """O4: `previous_response_id` names no response this run stored."""
     previous = body.get("previous_response_id")
-    if not previous:
+    if not previous or earlier is not None:
         return None
     return invalid(
         PREVIOUS_NOT_FOUND.format(response_id=previous),

@@ -21,6 +21,7 @@ from harness.emulator.openai_common import (
     pieces,
     request_id,
 )
+from harness.emulator.openai_responses_checks import input_items
 from harness.emulator.openai_responses_ids import (
     MESSAGE_SLOT,
     REASONING_SLOT,
@@ -46,6 +47,7 @@ class Answer:
 
 def render_response(step: Step, body: Mapping[str, Any], ctx: Context) -> Reply:
     answer = build_answer(step, body, ctx)
+    keep_response(answer, body, ctx)
     headers = {"x-request-id": request_id(answer.response_id)}
     if ctx.stream:
         return sse_reply(stream_frames(answer, body, ctx), headers)
@@ -89,6 +91,20 @@ def build_answer(step: Step, body: Mapping[str, Any], ctx: Context) -> Answer:
         key=key,
         output=output,
         usage=_usage(body, output, reasoning),
+    )
+
+
+def keep_response(answer: Answer, body: Mapping[str, Any], ctx: Context) -> None:
+    """Under `store` true or unset (the API's default) the run keeps the response, so a later
+    request can continue it by `previous_response_id`."""
+    responses = ctx.responses
+    if responses is None or body.get("store", True) is False:
+        return
+    raw = body.get("input")
+    sent = [{"role": "user", "content": raw}] if isinstance(raw, str) else input_items(body)
+    previous = body.get("previous_response_id")
+    responses.keep(
+        answer.response_id, previous if isinstance(previous, str) else None, sent, answer.output
     )
 
 
@@ -166,7 +182,7 @@ def response_object(
         "output": answer.output if completed else [],
         "parallel_tool_calls": body.get("parallel_tool_calls", True),
         "presence_penalty": 0.0,
-        "previous_response_id": None,
+        "previous_response_id": body.get("previous_response_id"),
         "prompt_cache_key": body.get("prompt_cache_key"),
         "prompt_cache_retention": body.get("prompt_cache_retention"),
         "reasoning": _reasoning_echo(body, ctx),

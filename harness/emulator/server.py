@@ -360,6 +360,8 @@ class _Exchange:
             options=self.scenario.script_options,
             minter=Minter(f"{self.scenario.id}/{PROVIDER_OF_API[self.route.api]}"),
             query=self.query,
+            run=self.run,
+            store_owner=self.handler.server.state,
         )
 
     def _take(self, fault: Fault) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from harness.emulator.openai_store import RunResponses, responses_of
 from harness.emulator.tokens import Minter
 from harness.scenario.model import FaultKind, ScriptedTurn, ScriptOptions
 
@@ -67,6 +68,18 @@ class Context:
     options: ScriptOptions
     minter: Minter
     query: Mapping[str, str] = field(default_factory=dict)
+    # The run this request belongs to and the emulator that serves it: what an API that keeps
+    # state between requests (OpenAI Responses under `store: true`) keeps it by.
+    run: str = ""
+    store_owner: object | None = None
+
+    @property
+    def responses(self) -> RunResponses | None:
+        """This run's stored responses (`openai_store`); None outside an emulator, where
+        nothing is kept and every `previous_response_id` is unknown."""
+        if self.store_owner is None:
+            return None
+        return responses_of(self.store_owner, self.run)
 
 
 class WireApi(Protocol):

@@ -1,10 +1,13 @@
-"""Both OpenAI emulators against real recorded exchanges (`realwire/openai/`): every request the
-real API answered 200 is accepted, each recorded 4xx is rejected with the recorded message and
-envelope, and what we render for such a request has the fields the real reply had."""
+"""Both OpenAI emulators against real recorded exchanges (`realwire/openai/`,
+`realwire2/openai/`): every request the real API answered 200 is accepted (a request chained by
+`previous_response_id` after its file's earlier responses were stored, as the real API kept
+them), each recorded 4xx is rejected with the recorded message and envelope, and what we render
+for such a request has the fields the real reply had."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -13,25 +16,37 @@ from harness.cassettes.read import RecordedExchange, read_cassette
 from harness.emulator.openai_chat import API as CHAT
 from harness.emulator.openai_common import OpenAiErrors
 from harness.emulator.openai_responses import API as RESPONSES
-from harness.emulator.wire import Step
+from harness.emulator.openai_store import responses_of
+from harness.emulator.wire import Context, Step
 from harness.scenario.model import ScriptedCall, ScriptedTurn
-from tests.conftest import REALWIRE
+from tests.conftest import REALWIRE_BATCHES, realwire_files
 from tests.emulator.openai_fixtures import ctx
 
-FOLDER = REALWIRE / "openai"
-FILES = sorted(FOLDER.glob("*.yaml")) if FOLDER.is_dir() else []
+FILES = realwire_files("openai")
 needs_realwire = pytest.mark.skipif(
-    not FILES, reason=f"no realwire recordings at {FOLDER} (set HARNESS_REALWIRE to the folder)"
+    not FILES, reason=f"no realwire recordings under {[str(b) for b in REALWIRE_BATCHES]}"
 )
+EARLIER: dict[str, list[RecordedExchange]] = {}
 
 
 def exchanges(ok: bool) -> list[tuple[str, RecordedExchange]]:
-    return [
-        (f"{path.stem}#{ex.index + 1}", ex)
-        for path in FILES
-        for ex in read_cassette(path)
-        if (ex.status == 200) == ok
-    ]
+    out = []
+    for path in FILES:
+        recorded = read_cassette(path)
+        for ex in recorded:
+            EARLIER[f"{path.stem}#{ex.index + 1}"] = recorded[: ex.index]
+            if (ex.status == 200) == ok:
+                out.append((f"{path.stem}#{ex.index + 1}", ex))
+    return out
+
+
+def recorded_output(ex: RecordedExchange) -> tuple[str, list[Any]]:
+    """The recorded response's id and output items (from `response.completed` if streamed)."""
+    body = ex.response_json
+    if body is None:
+        done = [e for e in _sse_events(ex.response_text) if e["type"] == "response.completed"]
+        body = done[-1]["response"]
+    return body["id"], body["output"]
 
 
 def api_for(ex: RecordedExchange) -> Any:
@@ -43,6 +58,29 @@ def api_for(ex: RecordedExchange) -> Any:
 
 def names(pairs: list[tuple[str, RecordedExchange]]) -> list[str]:
     return [name for name, _ in pairs]
+
+
+class Emulator:
+    """Stands for the emulator that owns a run's store (any object with a weak reference)."""
+
+
+def stateful_ctx(name: str, ex: RecordedExchange) -> Context:
+    """The emulator's context for `ex` with the run's store holding what the real API kept
+    before it: every earlier 200 Responses reply of its file made under `store` true or unset."""
+    owner = Emulator()
+    responses = responses_of(owner, "realwire")
+    for earlier in EARLIER[name]:
+        body = earlier.request_json
+        if earlier.status != 200 or api_for(earlier) is not RESPONSES:
+            continue
+        if body.get("store", True) is False:
+            continue
+        response_id, output = recorded_output(earlier)
+        raw = body["input"]
+        sent = [{"role": "user", "content": raw}] if isinstance(raw, str) else raw
+        responses.keep(response_id, body.get("previous_response_id"), sent, output)
+    base = ctx(model=ex.request_json["model"])
+    return replace(base, run="realwire", store_owner=owner)
 
 
 ACCEPTED = exchanges(True)
@@ -60,7 +98,7 @@ def test_both_apis_and_a_rejection_are_recorded() -> None:
 @pytest.mark.parametrize(("name", "ex"), ACCEPTED, ids=names(ACCEPTED))
 def test_recorded_200_requests_are_accepted(name: str, ex: RecordedExchange) -> None:
     api = api_for(ex)
-    assert api.validate(ex.request_json, ctx(model=ex.request_json["model"])) is None
+    assert api.validate(ex.request_json, stateful_ctx(name, ex)) is None
     api.position(ex.request_json)  # reads every recorded shape
 
 
@@ -68,7 +106,7 @@ def test_recorded_200_requests_are_accepted(name: str, ex: RecordedExchange) -> 
 @pytest.mark.parametrize(("name", "ex"), REJECTED, ids=names(REJECTED))
 def test_recorded_4xx_requests_get_the_recorded_error(name: str, ex: RecordedExchange) -> None:
     api: OpenAiErrors = api_for(ex)
-    err = api_for(ex).validate(ex.request_json, ctx(model=ex.request_json["model"]))
+    err = api_for(ex).validate(ex.request_json, stateful_ctx(name, ex))
     assert err is not None, f"the real API answered {ex.status}"
     assert err.status == ex.status
     ours = json.loads(b"".join(api.error(err).chunks))
@@ -89,8 +127,11 @@ def _recorded_turn(ex: RecordedExchange) -> ScriptedTurn:
         wanted = [json.dumps(e.get("item", {}).get("type")) for e in events] + [
             c.get("finish_reason") for e in events for c in e.get("choices", [])
         ]
+    calls = (ScriptedCall(name="lookup", arguments={"key": "start"}),)
+    said = any(w in ("message", '"message"') for w in wanted)
     if any(w in ("function_call", '"function_call"', "tool_calls") for w in wanted):
-        return ScriptedTurn(calls=(ScriptedCall(name="lookup", arguments={"key": "start"}),))
+        # interim text before the calls (gpt-5.5's `phase: commentary` message)
+        return ScriptedTurn(text="Let me look that up." if said else "", calls=calls)
     return ScriptedTurn(text="Here is the answer.")
 
 

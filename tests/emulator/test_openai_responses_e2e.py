@@ -262,6 +262,63 @@ def test_previous_response_id_is_unknown(emulator: Emulator, one_tool: str, run_
     assert caught.value.body["message"] == f"Previous response with id '{first.id}' not found."
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("store", [True, None])
+def test_a_stored_response_is_continued_by_its_id(
+    emulator: Emulator, one_tool: str, run_id: str, mode: str, store: bool | None
+) -> None:
+    """Under `store` true or unset the run keeps each response: the next request sends only
+    the call's output after `previous_response_id`, as on the real API (realwire2)."""
+    c, create = client(emulator, one_tool, run_id), MODES[mode]
+    settings = {} if store is None else {"store": store}
+    asked = {k: v for k, v in ask().items() if k != "store"}
+    first = create(c, **asked, **settings)
+    assert first.store is True
+    second = create(
+        c,
+        model="gpt-5.5",
+        previous_response_id=first.id,
+        input=answered(first),
+        tools=[RESPONSES_TOOL],
+        **settings,
+    )
+    assert second.output_text == "It is sunny in Paris."
+    assert second.previous_response_id == first.id
+    assert statuses(emulator, run_id) == [200, 200]
+
+
+def test_a_stored_chain_still_needs_every_call_answered(
+    emulator: Emulator, one_tool: str, run_id: str
+) -> None:
+    """The stored call counts as sent: continuing without its output is O1."""
+    c = client(emulator, one_tool, run_id)
+    first = c.responses.create(**ask(store=True))
+    with pytest.raises(openai.BadRequestError) as caught:
+        c.responses.create(
+            model="gpt-5.5",
+            previous_response_id=first.id,
+            input=[{"role": "user", "content": "And in Oslo?"}],
+            tools=[RESPONSES_TOOL],
+        )
+    [call_id] = [i.call_id for i in first.output if i.type == "function_call"]
+    assert isinstance(caught.value.body, dict)
+    assert caught.value.body["message"] == f"No tool output found for function call {call_id}."
+
+
+def test_a_stored_response_is_unknown_to_another_run(
+    emulator: Emulator, one_tool: str, run_id: str
+) -> None:
+    first = client(emulator, one_tool, run_id).responses.create(**ask(store=True))
+    other = client(emulator, one_tool, run_id + "-other")
+    with pytest.raises(openai.BadRequestError) as caught:
+        other.responses.create(
+            model="gpt-5.5", previous_response_id=first.id, input=answered(first)
+        )
+    assert isinstance(caught.value.body, dict)
+    assert caught.value.body["message"] == f"Previous response with id '{first.id}' not found."
+    assert caught.value.body["param"] == "previous_response_id"
+
+
 def test_malformed_json_body(emulator: Emulator, one_tool: str, run_id: str) -> None:
     c = client(emulator, one_tool, run_id)
     with pytest.raises(openai.BadRequestError) as caught:
