@@ -4,7 +4,8 @@ Shapes follow the realwire recordings (`../shared/realwire/anthropic/`, 2025–2
 `message_start`, `stop_details: null`, `caller: {"type": "direct"}` on tool_use blocks, a `ping`
 after the first `content_block_start`, an empty `thinking_delta` before the `signature_delta`,
 `input_json_delta` starting with `""` (and only `""` for a tool without arguments), and
-`message_delta` usage as cumulative totals.
+`message_delta` usage as cumulative totals; a `redacted_thinking` block whole in its
+`content_block_start`, with no deltas (realwire2).
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.emulator.anthropic_validate import THINKING_TOKEN_KIND, thinking_display, thinking_on
+from harness.emulator.anthropic_validate import (
+    REDACTED_MAGIC,
+    THINKING_TOKEN_KIND,
+    blocks_of,
+    redacted_data,
+    thinking_display,
+    thinking_on,
+)
 from harness.emulator.sse import named_event
 from harness.emulator.tokens import Minter
 from harness.emulator.wire import Context, Reply, Step, json_reply, sse_reply
@@ -52,7 +60,10 @@ def build_answer(step: Step, body: Mapping[str, Any], ctx: Context) -> Answer:
     turn = step.turn
     thinking = thinking_text(turn) if wants_thinking(body, ctx) else None
     blocks: list[dict[str, Any]] = []
-    if thinking is not None:
+    if thinking is not None and asks_for_redaction(body):
+        turn_at = f"{step.user_index}/{step.turn_index}"
+        blocks.append({"type": "redacted_thinking", "data": redacted_data(ctx.minter, turn_at)})
+    elif thinking is not None:
         # display "omitted": the text is withheld but the block stays signed (for what is sent)
         shown = "" if thinking_display(body) == "omitted" else thinking
         blocks.append(thinking_block(shown, ctx.minter))
@@ -85,6 +96,18 @@ def wants_thinking(body: Mapping[str, Any], ctx: Context) -> bool:
     config = body.get("thinking")
     disabled = isinstance(config, dict) and config.get("type") == "disabled"
     return ctx.options.anthropic_thinking and not disabled
+
+
+def asks_for_redaction(body: Mapping[str, Any]) -> bool:
+    """A request holding Anthropic's test string gets its thinking as `redacted_thinking`, as
+    the real API answers it (realwire2 `pydantic-ai__*redacted_thinking*`: the string in the
+    first user message, every later turn of the conversation redacted too)."""
+    return any(
+        REDACTED_MAGIC in str(b.get("text", ""))
+        for m in body.get("messages") or []
+        if isinstance(m, dict) and m.get("role") == "user"
+        for b in blocks_of(m)
+    )
 
 
 def thinking_text(turn: ScriptedTurn) -> str:
@@ -201,6 +224,8 @@ def block_frames(index: int, block: Mapping[str, Any]) -> Iterator[bytes]:
         deltas = [{"type": "thinking_delta", "thinking": p} for p in pieces(block["thinking"])]
         deltas.append({"type": "thinking_delta", "thinking": ""})
         deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    elif kind == "redacted_thinking":
+        start, deltas = dict(block), []  # complete in its start event, no deltas (realwire2)
     elif kind == "text":
         start = {"type": "text", "text": ""}
         deltas = [{"type": "text_delta", "text": p} for p in pieces(block["text"])]
