@@ -238,6 +238,12 @@ def reasoning_resent_verbatim_in_place(data: CheckInput) -> Iterator[Finding]:
                 yield replace(finding, query=query.index)
 
 
+def _changed(given: Opaque, back: Opaque) -> bool:
+    """Sent back otherwise than given: its summary, or a blob the reply never gave for it."""
+    same_blob = back.token == given.token or back.token in given.alternates
+    return back.text != given.text or not same_blob
+
+
 def _turn_in(messages: tuple[WireMessage, ...], a: WireCall) -> WireMessage | None:
     wanted = set(ids_of(a.response.calls))
     return next(
@@ -261,8 +267,9 @@ def _compare(a: WireCall, b: WireCall, given: list[Opaque], turn: WireMessage) -
                 expected=f"reasoning {item.id} before the items it preceded",
                 actual="missing",
             )
-        elif (back.token, back.text) != (item.token, item.text):
-            changed = "encrypted_content" if back.token != item.token else "summary"
+        elif _changed(item, back):
+            same_blob = back.token == item.token or back.token in item.alternates
+            changed = "summary" if same_blob else "encrypted_content"
             expected, actual = (
                 token_pair(item.token, back.token)
                 if changed == "encrypted_content"

@@ -51,6 +51,10 @@ class Opaque:
     text: str | None  # thinking text or summary
     path: str
     raw: Any = None  # the item/block exactly as on the wire
+    # Other tokens the same reply gave for this item: a Responses stream re-encrypts the
+    # reasoning in each event that carries it (`output_item.added`, `.done`, `completed`), and
+    # the API accepts any of them back (realwire2 `…stream_encrypted_reasoning_resent…`).
+    alternates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

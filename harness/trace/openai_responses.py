@@ -6,7 +6,7 @@ response of the stream (`response.completed`, else the `response.output_item.don
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from harness.capture import SseEvent
@@ -332,6 +332,9 @@ def response_from_openai_responses(reply: HttpReply, problems: Problems) -> Wire
         return unreadable(reply)
     response, error = folded.body, folded.error
     turn = turn_from_output(response.get("output"), folded.turn_problems(problems))
+    opaque = turn.opaque
+    if reply.events is not None:
+        opaque = _with_streamed_blobs(opaque, reply.events)
     failed = obj(response.get("error"))
     if error is None and failed is not None:
         error = (text_of(failed.get("message")), opt_str(failed.get("code")))
@@ -339,7 +342,7 @@ def response_from_openai_responses(reply: HttpReply, problems: Problems) -> Wire
         status=reply.status,
         text=turn.text,
         calls=turn.calls,
-        opaque=turn.opaque,
+        opaque=opaque,
         stop_reason=_stop_reason(response),
         usage=flat_usage(response.get("usage")),
         error=error[0] if error else reply.transport_error,
@@ -354,6 +357,30 @@ def _stop_reason(response: dict[str, Any]) -> str | None:
     """`completed`, `failed`, …; for an incomplete response its reason (`max_output_tokens`)."""
     reason = opt_str((obj(response.get("incomplete_details")) or {}).get("reason"))
     return reason or opt_str(response.get("status"))
+
+
+def _with_streamed_blobs(
+    opaque: tuple[Opaque, ...], events: tuple[SseEvent, ...]
+) -> tuple[Opaque, ...]:
+    """Each reasoning item with the other encrypted_content values its stream's item events
+    gave it (each a valid encryption of the same reasoning)."""
+    blobs: dict[str, list[str]] = {}
+    for event in events:
+        data = obj(event.data) or {}
+        item = obj(data.get("item")) or {}
+        if text_of(data.get("type")).startswith("response.output_item.") and kind_of(item) == (
+            "reasoning"
+        ):
+            item_id, blob = opt_str(item.get("id")), opt_str(item.get("encrypted_content"))
+            if item_id and blob:
+                blobs.setdefault(item_id, []).append(blob)
+    return tuple(
+        replace(
+            o,
+            alternates=tuple(dict.fromkeys(b for b in blobs.get(o.id or "", ()) if b != o.token)),
+        )
+        for o in opaque
+    )
 
 
 FINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
