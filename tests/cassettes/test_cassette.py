@@ -19,9 +19,9 @@ from harness.cassettes.replay import ReplayTransport
 from harness.emulator.server import Emulator
 from harness.errors import CassetteError
 from tests.cassettes.conftest import Library
-from tests.conftest import REALWIRE
+from tests.conftest import REALWIRE_BATCHES, realwire_files
 
-REALWIRE_FILES = sorted(REALWIRE.glob("*/*.yaml")) if REALWIRE.is_dir() else []
+REALWIRE_FILES = realwire_files()
 
 
 def _paths(lib: Library) -> list[Path]:
@@ -80,7 +80,9 @@ def test_stock_vcrpy_plays_our_cassettes(library: Library) -> None:
         assert played.all_played
 
 
-@pytest.mark.skipif(not REALWIRE_FILES, reason=f"no realwire folder at {REALWIRE}")
+@pytest.mark.skipif(
+    not REALWIRE_FILES, reason=f"no realwire folder in {[str(b) for b in REALWIRE_BATCHES]}"
+)
 @pytest.mark.parametrize("path", REALWIRE_FILES, ids=[p.name for p in REALWIRE_FILES])
 def test_foreign_vcrpy_cassettes_replay(path: Path) -> None:
     """Third-party recordings (parsed_body, escaped strings, gzip, SSE) replay byte-exact."""

@@ -15,14 +15,12 @@ from harness.cassettes.sse import (
     body_to_yaml,
     whitespace_insertions,
 )
-from tests.conftest import REALWIRE
+from tests.conftest import REALWIRE_BATCHES, realwire_files
 
 
 def _realwire_streams() -> list[tuple[str, str]]:
-    if not REALWIRE.is_dir():
-        return []
     out = []
-    for path in sorted(REALWIRE.glob("*/*.yaml")):
+    for path in realwire_files():
         for exchange in read_cassette(path):
             if "event-stream" in (exchange.header("content-type") or ""):
                 out.append((f"{path.name}#{exchange.index + 1}", exchange.response_text))
@@ -38,7 +36,9 @@ def _through_yaml(text: str) -> str:
     return body_from_yaml(loaded["sse"], loaded["events"]).text()
 
 
-@pytest.mark.skipif(not STREAMS, reason=f"no realwire folder at {REALWIRE}")
+@pytest.mark.skipif(
+    not STREAMS, reason=f"no realwire folder in {[str(b) for b in REALWIRE_BATCHES]}"
+)
 @pytest.mark.parametrize(("name", "text"), STREAMS, ids=[n for n, _ in STREAMS])
 def test_real_streams_round_trip_byte_for_byte(name: str, text: str) -> None:
     body = body_from_text(text)

@@ -12,7 +12,7 @@ from harness.cassettes.budget import Budget, guessed_usage
 from harness.cassettes.read import read_cassette
 from harness.cassettes.usage import PRICES, Price, Usage, price_for, usage_of
 from tests.cassettes.conftest import scenarios
-from tests.conftest import REALWIRE
+from tests.conftest import REALWIRE_BATCHES, realwire_files
 
 CASES: list[tuple[str, list[Any], Usage]] = [
     (
@@ -69,7 +69,9 @@ def test_usage_from_responses(provider: str, docs: list[Any], expected: Usage) -
     assert usage_of(provider, docs) == expected
 
 
-@pytest.mark.skipif(not REALWIRE.is_dir(), reason=f"no realwire folder at {REALWIRE}")
+@pytest.mark.skipif(
+    not realwire_files(), reason=f"no realwire folder in {[str(b) for b in REALWIRE_BATCHES]}"
+)
 @pytest.mark.parametrize(
     "provider,folder", [("anthropic", "anthropic"), ("openai", "openai"), ("gemini", "google")]
 )
@@ -77,7 +79,7 @@ def test_real_responses_report_usage(provider: str, folder: str) -> None:
     from harness.capture import parse_sse
 
     found = []
-    for path in sorted((REALWIRE / folder).glob("*.yaml")):
+    for path in realwire_files(folder):
         for exchange in read_cassette(path):
             if exchange.status != 200:
                 continue

@@ -16,19 +16,19 @@ import pytest
 from harness.cassettes.read import read_cassette
 from harness.emulator.gemini_api import API
 from harness.emulator.wire import Context
-from tests.conftest import REALWIRE
+from tests.conftest import REALWIRE_BATCHES, realwire_files
 from tests.emulator.gemini_fixtures import ctx_for
 from tests.emulator.test_gemini_render import rendered
 
-GOOGLE = REALWIRE / "google"
+FILES = realwire_files("google")
+GOOGLE = [str(b / "google") for b in REALWIRE_BATCHES]
+needs_realwire = pytest.mark.skipif(not FILES, reason=f"realwire folders absent: {GOOGLE}")
 
 
 def _recorded() -> list[Any]:
-    if not GOOGLE.is_dir():
-        return []
     return [
         pytest.param(ex, id=f"{path.stem[:48]}#{ex.index}")
-        for path in sorted(GOOGLE.glob("*.yaml"))
+        for path in FILES
         for ex in read_cassette(path)
     ]
 
@@ -41,7 +41,7 @@ def _ctx_of(uri: str) -> Context:
     return dataclasses.replace(ctx, query=dict(parse_qsl(url.query)))
 
 
-@pytest.mark.skipif(not GOOGLE.is_dir(), reason=f"realwire folder absent: {GOOGLE}")
+@needs_realwire
 @pytest.mark.parametrize("exchange", _recorded())
 def test_realwire_requests_are_answered_as_recorded(exchange: Any) -> None:
     """200: accepted. A recorded 4xx (none so far) must get the recorded message."""
@@ -54,21 +54,29 @@ def test_realwire_requests_are_answered_as_recorded(exchange: Any) -> None:
     assert err is not None and err.message == recorded["error"]["message"]
 
 
-@pytest.mark.skipif(not GOOGLE.is_dir(), reason=f"realwire folder absent: {GOOGLE}")
+@needs_realwire
 def test_realwire_holds_no_recorded_400() -> None:
     """Were one recorded, it would need its message compared here."""
-    statuses = {ex.status for p in GOOGLE.glob("*.yaml") for ex in read_cassette(p)}
+    statuses = {ex.status for p in FILES for ex in read_cassette(p)}
     assert statuses == {200}
 
 
-@pytest.mark.skipif(not GOOGLE.is_dir(), reason=f"realwire folder absent: {GOOGLE}")
+@needs_realwire
 def test_realwire_gemini3_requests_without_their_signatures_get_g3() -> None:
     """Derived: the accepted gemini-3 round-2 requests with the signature stripped."""
     checked = 0
-    for path in sorted(GOOGLE.glob("*gemini-3*.yaml")):
+    for path in [p for p in FILES if "gemini-3" in p.name]:
         for ex in read_cassette(path):
             body = copy.deepcopy(ex.request_json)
-            model_turns = [c for c in body["contents"] if c.get("role") == "model"]
+            # G3 asks the current turn's steps to be signed: the model contents after the
+            # last user content with text (realwire2's 3.6 file adds one between rounds)
+            texts = [
+                n
+                for n, c in enumerate(body["contents"])
+                if c.get("role") == "user" and any("text" in p for p in c["parts"])
+            ]
+            current = body["contents"][texts[-1] + 1 :]
+            model_turns = [c for c in current if c.get("role") == "model"]
             if not model_turns:
                 continue
             for content in model_turns:
@@ -80,12 +88,12 @@ def test_realwire_gemini3_requests_without_their_signatures_get_g3() -> None:
     assert checked >= 3
 
 
-@pytest.mark.skipif(not GOOGLE.is_dir(), reason=f"realwire folder absent: {GOOGLE}")
+@needs_realwire
 def test_rendered_key_order_matches_recorded_stream_chunks() -> None:
     """llm-gemini files keep the API's own key order (the array stream, unsorted)."""
     recorded = [
         chunk
-        for path in sorted(GOOGLE.glob("llm-gemini__*.yaml"))
+        for path in [p for p in FILES if p.name.startswith("llm-gemini__")]
         for ex in read_cassette(path)
         for chunk in json.loads(ex.response_text)
     ]

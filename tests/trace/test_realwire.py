@@ -1,5 +1,6 @@
 """Every interaction of every real recorded cassette parses without a problem, and each file
-reads as what it is known to show (`/work/shared/realwire/SOURCES.md`)."""
+reads as what it is known to show (`../shared/realwire/SOURCES.md` and
+`../shared/realwire2/SOURCES.md`)."""
 
 from __future__ import annotations
 
@@ -18,16 +19,16 @@ from harness.cassettes.read import read_cassette
 from harness.trace.gemini import signature_bytes
 from harness.trace.model import Trace, WireCall
 from harness.trace.parse import exchange_from_recorded, parse_exchange, parse_trace
-from tests.conftest import REALWIRE
+from tests.conftest import REALWIRE_BATCHES, realwire_files
 
-FILES = sorted(REALWIRE.glob("*/*.yaml")) if REALWIRE.is_dir() else []
+FILES = realwire_files()
 API_OF_FOLDER = {
     "anthropic": {"anthropic"},
     "openai": {"openai-responses", "openai-chat"},
     "google": {"gemini"},
 }
 needs_realwire = pytest.mark.skipif(
-    not FILES, reason=f"no realwire cassettes under {REALWIRE} (set HARNESS_REALWIRE)"
+    not FILES, reason=f"no realwire cassettes under {[str(b) for b in REALWIRE_BATCHES]}"
 )
 
 
@@ -110,7 +111,13 @@ def tool_choice(expected: str) -> Callable[[Trace], None]:
     return check
 
 
+def no_call_ids(t: Trace) -> None:
+    """This recording's Gemini gave its calls no id (the results are paired by position)."""
+    assert all(c.id is None for call in t.calls for c in call.response.calls)
+
+
 def gemini3_json_array_signature(t: Trace) -> None:
+    no_call_ids(t)
     first, second = t.calls
     assert first.response.streamed and first.request.stream
     [call] = first.response.calls
@@ -124,6 +131,7 @@ def gemini3_json_array_signature(t: Trace) -> None:
 
 
 def gemini25_thoughts(t: Trace) -> None:
+    no_call_ids(t)
     first = t.calls[0]
     assert [o.kind for o in first.response.opaque] == ["thought", "thought_signature"]
     assert first.response.calls[0].signature == first.response.opaque[1].token
@@ -131,6 +139,7 @@ def gemini25_thoughts(t: Trace) -> None:
 
 
 def gemini_sse_parallel(t: Trace) -> None:
+    no_call_ids(t)
     first, second = t.calls
     assert [bool(c.signature) for c in first.response.calls] == [True, False]
     assert [r.name for r in second.request.messages[-1].results] == ["secret_retrieval_tool"] * 2
@@ -139,6 +148,7 @@ def gemini_sse_parallel(t: Trace) -> None:
 
 
 def gemini_mode_any(t: Trace) -> None:
+    no_call_ids(t)
     assert {(c.request.tool_choice, c.request.tool_choice_name) for c in t.calls} == {
         ("required", None)
     }
@@ -147,11 +157,13 @@ def gemini_mode_any(t: Trace) -> None:
 
 
 def gemini_auto(t: Trace) -> None:
+    no_call_ids(t)
     tool_choice("auto")(t)
     assert t.calls[1].request.messages[-1].results[0].content == "Sunny, 22C in Paris"
 
 
 def gemini3_sse_signature(t: Trace) -> None:
+    no_call_ids(t)
     first, second = t.calls
     assert first.response.calls[0].signature
     sent, received = second.request.messages[1].calls[0], first.response.calls[0]
@@ -235,7 +247,118 @@ def responses_auto_reasoning(t: Trace) -> None:
     assert t.calls[1].request.messages[1].opaque[0].token == first.response.opaque[0].token
 
 
+# ---- the second batch (realwire2/SOURCES.md) ---------------------------------------------
+
+
+def anthropic_consecutive_users(t: Trace) -> None:
+    [only] = t.calls
+    roles = [m.role for m in only.request.messages]
+    # the tool result, then the client's extra user text: two user messages in a row
+    assert roles == ["user", "model", "tool", "user", "model", "user"]
+    assert only.request.messages[2].results[0].call_id == only.request.messages[1].calls[0].id
+    assert only.response.status == 200 and only.response.stop_reason == "end_turn"
+
+
+def anthropic_server_tool_400(t: Trace) -> None:
+    first, second = t.calls
+    assert first.response.calls == ()  # the server ran its own web search
+    assert first.response.text.startswith("Let me search")
+    assert second.response.status == 400 and second.response.error_type == "invalid_request_error"
+    [call] = second.request.messages[1].calls
+    assert call.id == "srvtoolu_01ALRFK59SkK8D9e1Xj2exhq"
+    assert second.request.messages[2].results[0].call_id == call.id
+    assert "without `tool_result` blocks immediately after" in (second.response.error or "")
+
+
+def anthropic_redacted_resent(t: Trace) -> None:
+    first, second = t.calls
+    [given] = first.response.opaque
+    assert given.kind == "redacted_thinking" and given.token and given.text is None
+    [sent] = second.request.messages[1].opaque
+    assert (sent.kind, sent.token, sent.raw) == (given.kind, given.token, given.raw)
+    assert [o.kind for o in second.response.opaque] == ["redacted_thinking"]
+
+
+def anthropic_stream_redacted(t: Trace) -> None:
+    [only] = t.calls
+    assert only.response.streamed
+    assert [o.kind for o in only.response.opaque] == ["redacted_thinking"] * 2
+    assert all(o.token for o in only.response.opaque) and only.response.text
+
+
+def gemini_ids_three_rounds(t: Trace) -> None:
+    first, second, third = t.calls
+    assert call_ids(first) == ["g98os1Jf"] and call_ids(second) == ["grBScFvZ"]
+    assert all(c.signature for c in (*first.response.calls, *second.response.calls))
+    assert result_ids(second) == ["g98os1Jf"]
+    assert result_ids(third) == ["g98os1Jf", "grBScFvZ"]
+    # a second user content (text) right after the function response, accepted
+    assert [m.role for m in second.request.messages] == ["user", "model", "tool", "user"]
+    assert third.response.text and not third.response.calls
+
+
+def gemini_sse_ids(t: Trace) -> None:
+    first, second = t.calls
+    assert first.response.streamed and call_ids(first) == ["96c1su3s"]
+    sent, received = second.request.messages[1].calls[0], first.response.calls[0]
+    assert sent.id == received.id == result_ids(second)[0]
+    assert signature_bytes(sent.signature) == signature_bytes(received.signature)
+    assert second.response.usage["promptTokenCount"] == 128  # the last chunk's value wins
+
+
+def responses_chained_parallel(t: Trace) -> None:
+    first, second = t.calls
+    assert len(first.response.calls) == 2 and first.request.store is None
+    assert second.request.previous_response_id == first.response.id
+    # only the two outputs are sent: the calls live in the stored response
+    assert [m.role for m in second.request.messages] == ["tool"]
+    assert result_ids(second) == call_ids(first)
+
+
+def responses_chained_four_rounds(t: Trace) -> None:
+    assert [c.request.store for c in t.calls] == [None, True, True, True]
+    for before, after in zip(t.calls, t.calls[1:], strict=False):
+        assert after.request.previous_response_id == before.response.id
+    assert [len(c.response.calls) for c in t.calls] == [0, 1, 1, 0]
+    assert result_ids(t.calls[2]) == call_ids(t.calls[1])
+    assert result_ids(t.calls[3]) == call_ids(t.calls[2])
+
+
+def responses_stream_reasoning_resent(t: Trace) -> None:
+    first, second = t.calls
+    assert first.response.streamed and first.request.store is None
+    [reasoning] = first.response.opaque
+    # each item event re-encrypts the reasoning; the client sent back the `.done` one
+    [sent] = second.request.messages[1].opaque
+    assert sent.id == reasoning.id and sent.token in reasoning.alternates
+    assert first.response.text and first.response.calls[0].name == "get_capital"
+    assert second.request.previous_response_id is None
+
+
 FACTS: dict[str, Callable[[Trace], None]] = {
+    "pydantic-ai__consecutive_user_messages_after_tool_result__claude-sonnet-4-5": (
+        anthropic_consecutive_users
+    ),
+    "pydantic-ai__error_400_tool_use_without_tool_result__claude-3-5-sonnet": (
+        anthropic_server_tool_400
+    ),
+    "pydantic-ai__redacted_thinking_resent__claude-sonnet-4-5": anthropic_redacted_resent,
+    "pydantic-ai__stream_redacted_thinking__claude-sonnet-4-5": anthropic_stream_redacted,
+    "pydantic-ai__generate_content_function_call_ids_3rounds__gemini-3.6-flash": (
+        gemini_ids_three_rounds
+    ),
+    "pydantic-ai__stream_sse_function_call_with_id_thought_signature__gemini-3-flash-preview": (
+        gemini_sse_ids
+    ),
+    "openinference__responses_previous_response_id_parallel_outputs__gpt-4o-mini": (
+        responses_chained_parallel
+    ),
+    "pydantic-ai__responses_previous_response_id_tool_loop_4rounds__gpt-4.1": (
+        responses_chained_four_rounds
+    ),
+    "pydantic-ai__responses_stream_encrypted_reasoning_resent__gpt-5.5": (
+        responses_stream_reasoning_resent
+    ),
     "llm-anthropic__stream_parallel_tool_use_gzip__claude-haiku-4-5": anthropic_stream_parallel,
     "llm-anthropic__stream_thinking_signature_tool_chain__claude-haiku-4-5": (
         anthropic_thinking_chain
@@ -289,8 +412,9 @@ def test_every_interaction_parses(path: Path) -> None:
         else:
             assert call.response.error is None and call.response.id
         if call.request.api == "gemini":
-            # The Gemini Developer API gives no functionCall ids (providers.md §4 correction).
-            assert all(c.id is None for c in call.response.calls)
+            # Older models give no functionCall ids (providers.md §4 correction); Gemini 3
+            # issues them (realwire2): either way every call of a reply has one, or none.
+            assert len({c.id is None for c in call.response.calls}) <= 1
 
 
 @needs_realwire
