@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from itertools import pairwise
 
-import jsonschema
-
 from harness.checks.input import CheckInput, QueryInput, ToolRunAt
 from harness.checks.registry import rule
 from harness.checks.view import (
@@ -31,6 +29,7 @@ from harness.checks.view import (
 )
 from harness.findings import Finding
 from harness.scenario.model import Scenario
+from harness.scenario.tool_schema import argument_errors
 from harness.trace.model import WireCall, WireToolCall, WireToolResult
 
 
@@ -138,11 +137,9 @@ def _runnable(scenario: Scenario | None, request: WireToolCall) -> bool:
     tool = scenario.tool(request.name) if scenario is not None else None
     if tool is None or not isinstance(request.arguments, dict):
         return False
-    try:
-        jsonschema.validate(request.arguments, dict(tool.parameters))
-    except jsonschema.ValidationError:
-        return False
-    return True
+    # The scenario's own validator: refs stay inside the schema, patterns run on RE2 (a
+    # model's arguments are untrusted input too).
+    return not argument_errors(tool.parameters, request.arguments)
 
 
 # ---- L2 --------------------------------------------------------------------------------------

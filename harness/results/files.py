@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from harness.results.model import SCHEMA_NAME, SCHEMA_VERSION, Results
 from harness.scrub import redact
 
 SCHEMA_FILE = Path(__file__).with_name("schema.json")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ResultsError(HarnessError):
@@ -62,7 +64,9 @@ def results_json(results: Results) -> dict[str, Any]:
 def write_results(results: Results, path: str | Path) -> Path:
     # Compact: 500 cells of raw exchanges are tens of megabytes; `jq .` pretty-prints.
     text = json.dumps(results_json(results), ensure_ascii=False, separators=(",", ":"))
-    return write_text_atomic(path, text)
+    # A lone surrogate (a model's `"\ud800"` escape, a loop's text) cannot be UTF-8; it is
+    # kept visible as the text `\ud800` (the reader refuses real lone surrogates).
+    return write_text_atomic(path, LONE_SURROGATE.sub(lambda m: f"\\\\u{ord(m[0]):04x}", text))
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
@@ -72,7 +76,8 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     A path that cannot be written is the user's input error (`ResultsError`), not a crash."""
     target = Path(path)
     try:
-        return _write(target, redact(text))
+        visible = LONE_SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+        return _write(target, redact(visible))
     except OSError as exc:
         raise ResultsError(f"{target}: cannot write it: {exc.strerror or exc}") from None
 
