@@ -38,12 +38,52 @@ def query_outcome(query: QueryRun) -> QueryOutcome:
     )
 
 
+RULE_NO_CALL = "harness.no_model_call"
+
+
 def cell_findings(run: CellRun) -> list[Finding]:
     """Everything wrong with a cell: the scenario's expectations and the API's rejections,
-    then the findings of every rule check (L1–L15 and the provider rules)."""
+    then the findings of every rule check (L1–L15 and the provider rules). A query whose loop
+    made no model call that reached the endpoint is that one finding alone: with nothing on
+    the wire, every rule would only restate it (L1 "a tool ran before any call", an ending
+    mismatch)."""
     from harness.checks import input_from_run, run_checks
 
+    silent = no_call_findings(run)
+    if silent:
+        return silent
     return [*scenario_findings(run), *run_checks(input_from_run(run))]
+
+
+def no_call_findings(run: CellRun) -> list[Finding]:
+    """One finding per query that reached nothing: the loop's own exception when it raised
+    (that is the defect), else that no call arrived and what usually causes it."""
+    out: list[Finding] = []
+    for query in run.queries:
+        if query.exchanges:
+            continue
+        if run.error is not None and query.error == run.error:
+            out.append(
+                Finding(
+                    rule="harness.loop_error",
+                    query=query.index,
+                    message=f"{run.error} (before any model call reached the harness endpoint)",
+                )
+            )
+            continue
+        why = f" (the loop reported: {query.error})" if query.error else ""
+        out.append(
+            Finding(
+                rule=RULE_NO_CALL,
+                query=query.index,
+                message=f"user message {query.index + 1}: no model call reached the harness "
+                f"endpoint{why}. The loop must call the model through the base URL the harness "
+                "hands it: call.client / call.async_client, or a client built from "
+                "call.base_url and call.api_key (or call.env); a client built before the run "
+                "or pointed at another URL (the real API, a proxy) is not seen",
+            )
+        )
+    return out
 
 
 def cell_verdicts(run: CellRun, findings: list[Finding] | None = None) -> dict[str, str]:

@@ -1,10 +1,18 @@
-"""Runs cells (scenario × provider × stream variant): builds the SDK client on a capturing
-HTTP client pointed at the source, hands the loop each user message in turn (the chat it saved
-becomes the next history), and keeps everything that happened."""
+"""Runs cells (scenario × provider × stream variant): opens the cell's run at the source's
+endpoint, hands the loop each user message in turn with clients and connection details for that
+run (the chat it saved becomes the next history), and keeps everything that reached the
+endpoint.
+
+Cells run one at a time here (`harness record` runs several at once, each on its own run). A
+loop may be sync or `async def`; an async loop is awaited in a fresh event loop per user
+message, so nothing it built can outlive the event loop it was built in.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import inspect
 import os
 import sys
 import time
@@ -12,14 +20,15 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from harness.capture import Capture, Exchange
+from harness.capture import Exchange
 from harness.chat import Message
-from harness.emulator.server import LogEntry
+from harness.emulator.runlog import LogEntry
+from harness.endpoint.capture import Recorded
 from harness.errors import HarnessError
+from harness.loop.clients import make_clients
 from harness.loop.contract import Loop, LoopCall, LoopResult
-from harness.providers import make_client
 from harness.scenario.model import Provider, Scenario
-from harness.sources import Source
+from harness.sources import Opened, Source
 from harness.tools import ToolRecorder, ToolRun
 
 REFERENCE_LOOP = "harness.loop.reference:reference_loop"
@@ -61,6 +70,8 @@ class CellRun:
     rejections: tuple[LogEntry, ...]
     elapsed: float
     error: str | None = None  # the loop raised, or the harness could not run the cell
+    # The exchanges as the bytes went (raw, unscrubbed: in memory only, for cassettes).
+    records: tuple[Recorded, ...] = ()
 
 
 def cells(
@@ -92,6 +103,12 @@ def load_loop(spec: str) -> Loop:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise HarnessError(f"--loop {spec!r}: cannot import {module_name!r}: {exc}") from None
+    except Exception as exc:  # the module itself failed: one line naming where, not a traceback
+        frames = traceback.extract_tb(exc.__traceback__)[-1:]
+        where = f" at {frames[0].filename}:{frames[0].lineno}" if frames else ""
+        raise HarnessError(
+            f"--loop {spec!r}: importing {module_name!r} raised {type(exc).__name__}: {exc}{where}"
+        ) from None
     loop = getattr(module, attr, None)
     if not callable(loop):
         raise HarnessError(f"--loop {spec!r}: {module_name} has no callable {attr!r}")
@@ -101,25 +118,34 @@ def load_loop(spec: str) -> Loop:
 def run_cell(cell: Cell, source: Source, loop: Loop, run_id: str) -> CellRun:
     started = time.monotonic()
     s = cell.scenario
-    endpoint = source.endpoint(s, cell.provider, run_id)
-    capture = Capture()
-    recorder = ToolRecorder(s, lambda: len(capture.exchanges))
-    inner = source.transport(s, cell.provider, cell.stream)
-    client = make_client(
-        cell.provider,
-        api_key=endpoint.api_key,
-        base_url=endpoint.base_url,
-        http_client=capture.http_client(inner),
-    )
+    opened = source.open(s, cell.provider, cell.stream, run_id)
+    try:
+        return _run_opened(cell, source, loop, run_id, opened, started)
+    finally:
+        source.close_run(run_id)
+
+
+def _run_opened(
+    cell: Cell, source: Source, loop: Loop, run_id: str, opened: Opened, started: float
+) -> CellRun:
+    s, capture = cell.scenario, opened.run.capture
+    recorder = ToolRecorder(s, capture.arrivals)
+    base_url = opened.base_urls[cell.provider]
+    clients = make_clients(cell.provider, base_url=base_url, api_key=opened.api_key)
+    env = opened.env()
     history: tuple[Message, ...] = s.history
     queries: list[QueryRun] = []
     error: str | None = None
     for index, turn in enumerate(s.messages):
-        first_exchange, first_run = len(capture.exchanges), len(recorder.runs)
+        first_exchange, first_run = capture.arrivals(), len(recorder.runs)
         call = LoopCall(
             provider=cell.provider,
-            client=client,
-            model=endpoint.model,
+            client=clients.sync,
+            async_client=clients.async_,
+            base_url=base_url,
+            api_key=opened.api_key,
+            env=env,
+            model=opened.model,
             system=s.system,
             history=history,
             message=turn.text,
@@ -128,7 +154,8 @@ def run_cell(cell: Cell, source: Source, loop: Loop, run_id: str) -> CellRun:
             stream=cell.stream,
             request_size_limit=s.gemini_max_request_bytes,
         )
-        result, error = _call_loop(loop, call)
+        result, error = call_loop(loop, call)
+        capture.settle()
         queries.append(
             QueryRun(
                 index=index,
@@ -136,7 +163,7 @@ def run_cell(cell: Cell, source: Source, loop: Loop, run_id: str) -> CellRun:
                 history=history,
                 answer=result.answer if result else "",
                 error=result.error if result else error,
-                exchanges=tuple(capture.exchanges[first_exchange:]),
+                exchanges=tuple(capture.exchanges()[first_exchange:]),
                 tool_runs=tuple(recorder.runs[first_run:]),
             )
         )
@@ -146,20 +173,25 @@ def run_cell(cell: Cell, source: Source, loop: Loop, run_id: str) -> CellRun:
     return CellRun(
         cell=cell,
         source=source.name,
-        model=endpoint.model,
+        model=opened.model,
         queries=tuple(queries),
-        exchanges=tuple(capture.exchanges),
+        exchanges=tuple(capture.exchanges()),
         tool_runs=tuple(recorder.runs),
         chat=history,
         rejections=tuple(source.rejections(run_id)),
         elapsed=time.monotonic() - started,
         error=error,
+        records=tuple(capture.records()),
     )
 
 
-def _call_loop(loop: Loop, call: LoopCall) -> tuple[LoopResult | None, str | None]:
+def call_loop(loop: Loop, call: LoopCall) -> tuple[LoopResult | None, str | None]:
+    """The loop's result, or why there is none. A coroutine (an `async def` loop) is run to
+    completion in a fresh event loop."""
     try:
         result: object = loop(call)
+        if inspect.isawaitable(result):
+            result = asyncio.run(_awaited(result))
     except Exception as exc:
         frames = traceback.extract_tb(exc.__traceback__)[-1:]
         where = f" at {frames[0].filename}:{frames[0].lineno}" if frames else ""
@@ -167,6 +199,10 @@ def _call_loop(loop: Loop, call: LoopCall) -> tuple[LoopResult | None, str | Non
     if not isinstance(result, LoopResult):
         return None, f"the loop returned {type(result).__name__}, not a LoopResult"
     return result, None
+
+
+async def _awaited(awaitable: object) -> object:
+    return await awaitable  # type: ignore[misc]
 
 
 def run_cells(

@@ -1,42 +1,73 @@
-"""Where a run's model answers come from: the scripted emulator or the live APIs (the
-cassette source lives in `harness.cassettes.source`). Each gives, per cell, the base URL and key
-to build the official SDK client with."""
+"""Where a run's model answers come from: the scripted emulator or the live APIs (the cassette
+source lives in `harness.cassettes.source`). Every source is an endpoint on 127.0.0.1 that
+records each exchange as it arrives; per cell it opens a run there and hands out the run's base
+URLs, a dummy key and the model."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
 import httpx2
 
-from harness.emulator.server import Emulator, LogEntry
+from harness.emulator.runlog import LogEntry
+from harness.emulator.server import Emulator
+from harness.endpoint.forward import ForwardApp, RetryPolicy
+from harness.endpoint.server import Endpoint, Run
 from harness.errors import HarnessError
 from harness.findings import Finding
-from harness.providers import DEFAULT_MODELS, key_from_env
+from harness.providers import BASE_URL_VARIABLES, DEFAULT_MODELS, KEY_VARIABLES, key_from_env
 from harness.scenario.model import Provider, Scenario
 
 SCRIPTED_KEY = "harness-scripted-dummy-key"
+LIVE_KEY = "harness-live-dummy-key"
+# The SDKs' own default base URLs (providers.md §7): where the live source forwards unless the
+# SDK's base-URL variable names another (a gateway, or in the tests the emulator).
+REAL_BASE_URLS: Mapping[str, str] = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com/v1",
+    "gemini": "https://generativelanguage.googleapis.com/",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
-class Endpoint:
-    base_url: str | None  # None: the SDK's default, or its base-URL variable if set
+class Opened:
+    """A cell's run at the source's endpoint: what the loop is handed, and what it sent."""
+
+    run: Run
+    base_urls: Mapping[str, str]  # per provider, as each SDK takes it
     api_key: str
     model: str
+
+    def env(self) -> dict[str, str]:
+        """The SDKs' own variables, pointing every provider at this run."""
+        out: dict[str, str] = {}
+        for provider, variable in BASE_URL_VARIABLES.items():
+            out[variable] = self.base_urls[provider]
+            for key_variable in KEY_VARIABLES[provider]:
+                out[key_variable] = self.api_key
+        return out
 
 
 class Source(Protocol):
     name: str
+    api_key: str  # the dummy key its endpoint accepts
 
-    def endpoint(self, scenario: Scenario, provider: Provider, run_id: str) -> Endpoint: ...
-
-    def transport(
-        self, scenario: Scenario, provider: Provider, stream: bool
-    ) -> httpx2.BaseTransport | None:
-        """The transport under the capture (None: real HTTP). Replay serves from here."""
+    @property
+    def root(self) -> str:
+        """The endpoint's root URL (requests without a run prefix go to the open run)."""
         ...
+
+    def model(self, scenario: Scenario, provider: Provider) -> str: ...
+
+    def open(self, scenario: Scenario, provider: Provider, stream: bool, run_id: str) -> Opened:
+        """Open the cell's run at the endpoint (closed again with `close_run`)."""
+        ...
+
+    def close_run(self, run_id: str) -> None: ...
 
     def rejections(self, run_id: str) -> list[LogEntry]: ...
 
@@ -56,22 +87,30 @@ class ScriptedSource:
     """The in-process emulator; one server for the whole run, one run id per cell."""
 
     name = "scripted"
+    api_key = SCRIPTED_KEY
 
     def __init__(self, scenarios: Iterable[Scenario], models: Mapping[str, str]) -> None:
         self.models = dict(models)
         self.emulator = Emulator(scenarios).start()
 
-    def endpoint(self, scenario: Scenario, provider: Provider, run_id: str) -> Endpoint:
-        return Endpoint(
-            base_url=self.emulator.base_urls(scenario.id, run_id)[provider],
+    @property
+    def root(self) -> str:
+        return self.emulator.root
+
+    def model(self, scenario: Scenario, provider: Provider) -> str:
+        return pick_model(scenario, provider, self.models)
+
+    def open(self, scenario: Scenario, provider: Provider, stream: bool, run_id: str) -> Opened:
+        run = self.emulator.open_run(scenario.id, run_id, provider)
+        return Opened(
+            run=run,
+            base_urls=self.emulator.base_urls(scenario.id, run_id),
             api_key=SCRIPTED_KEY,
-            model=pick_model(scenario, provider, self.models),
+            model=self.model(scenario, provider),
         )
 
-    def transport(
-        self, scenario: Scenario, provider: Provider, stream: bool
-    ) -> httpx2.BaseTransport | None:
-        return None
+    def close_run(self, run_id: str) -> None:
+        self.emulator.close_run(run_id)
 
     def rejections(self, run_id: str) -> list[LogEntry]:
         """Requests the emulator rejected as the real API would (not injected faults)."""
@@ -85,34 +124,61 @@ class ScriptedSource:
 
 
 class LiveSource:
-    """The real APIs, keys from the SDKs' usual variables. Base URLs are left to the SDKs, so
-    ANTHROPIC_BASE_URL / OPENAI_BASE_URL / GOOGLE_GEMINI_BASE_URL apply as in any program."""
+    """The real APIs, through a forwarding recorder on 127.0.0.1. Keys come from the SDKs'
+    usual variables and never reach the loop (it gets a dummy the forwarder swaps); requests
+    go on to each SDK's default base URL, or to the one ANTHROPIC_BASE_URL / OPENAI_BASE_URL /
+    GOOGLE_GEMINI_BASE_URL names, as in any program."""
 
     name = "live"
+    api_key = LIVE_KEY
 
     def __init__(
         self,
         providers: Iterable[Provider],
         models: Mapping[str, str],
         env: Mapping[str, str] | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         env = os.environ if env is None else env
         self.models = dict(models)
+        self.retry = retry
         self.keys = {p: key_from_env(p, env) for p in providers}
+        self.upstreams = {
+            p: env.get(variable) or REAL_BASE_URLS[p] for p, variable in BASE_URL_VARIABLES.items()
+        }
+        self.client = httpx2.Client(timeout=None, follow_redirects=False)
+        self.endpoint = Endpoint().start()
 
-    def endpoint(self, scenario: Scenario, provider: Provider, run_id: str) -> Endpoint:
+    @property
+    def root(self) -> str:
+        return self.endpoint.root
+
+    def model(self, scenario: Scenario, provider: Provider) -> str:
+        return pick_model(scenario, provider, self.models)
+
+    def open(self, scenario: Scenario, provider: Provider, stream: bool, run_id: str) -> Opened:
         if provider not in self.keys:
             raise HarnessError(f"no key was read for {provider}")
-        return Endpoint(
-            base_url=None,
-            api_key=self.keys[provider],
-            model=pick_model(scenario, provider, self.models),
+        app = ForwardApp(
+            provider=provider,
+            upstream=self.upstreams[provider],
+            real_key=self.keys[provider],
+            dummy_key=LIVE_KEY,
+            client=self.client,
+            retry=self.retry,
+        )
+        run = self.endpoint.open(
+            Run(id=run_id, scenario_id=scenario.id, app=app, provider=provider)
+        )
+        return Opened(
+            run=run,
+            base_urls=self.endpoint.base_urls(scenario.id, run_id),
+            api_key=LIVE_KEY,
+            model=self.model(scenario, provider),
         )
 
-    def transport(
-        self, scenario: Scenario, provider: Provider, stream: bool
-    ) -> httpx2.BaseTransport | None:
-        return None
+    def close_run(self, run_id: str) -> None:
+        self.endpoint.close(run_id)
 
     def rejections(self, run_id: str) -> list[LogEntry]:
         return []
@@ -121,4 +187,33 @@ class LiveSource:
         return []
 
     def close(self) -> None:
-        """Nothing to stop."""
+        self.endpoint.stop()
+        self.client.close()
+
+
+def endpoint_env(root: str, api_key: str) -> dict[str, str]:
+    """The SDKs' own variables for the endpoint at `root`, without a run prefix."""
+    out: dict[str, str] = {}
+    for provider, variable in BASE_URL_VARIABLES.items():
+        out[variable] = f"{root}/v1" if provider == "openai" else root
+        for key_variable in KEY_VARIABLES[provider]:
+            out[key_variable] = api_key
+    return out
+
+
+@contextmanager
+def sdk_environment(source: Source) -> Iterator[None]:
+    """For the duration, the SDKs' base-URL and key variables point at the source's endpoint
+    (no run prefix: each request goes to the cell running for its provider). So a client the
+    loop builds from the environment — at import, or kept in a module — is captured too, and
+    never reaches a real API with a developer's key. The previous values come back after."""
+    saved = {name: os.environ.get(name) for name in endpoint_env("", "")}
+    os.environ.update(endpoint_env(source.root, source.api_key))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

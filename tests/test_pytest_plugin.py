@@ -118,6 +118,27 @@ def test_a_conforming_loop_passes(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["harness: 2 cell(s): 2 scripted"])
 
 
+def test_an_async_loop_runs_with_no_extra_plugin(project: pytest.Pytester) -> None:
+    """No pytest-asyncio: the harness awaits the loop itself, on every provider."""
+    project.makepyfile(
+        async_loop=(
+            "from harness.loop.reference import async_reference_loop\n\n\n"
+            "async def run(call):\n    return await async_reference_loop(call)\n"
+        )
+    )
+    result = project.runpytest(
+        "--harness",
+        *SCRIPTED,
+        "-k",
+        PASSING,
+        "--harness-loop",
+        "async_loop:run",
+        "-p",
+        "no:asyncio",
+    )
+    result.assert_outcomes(passed=6)
+
+
 def test_a_failure_shows_the_rule_its_evidence_and_the_transcript(
     project: pytest.Pytester,
 ) -> None:

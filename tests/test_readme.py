@@ -25,21 +25,24 @@ def test_readme_opens_with_the_two_commands() -> None:
     assert blocks[1].strip() in ci
 
 
-def test_readme_contract_example_runs_and_conforms(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("block", "stream"), [(0, False), (1, None)], ids=["sync", "async"])
+def test_readme_contract_examples_run_and_conform(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int, stream: bool | None
 ) -> None:
+    """The sync example (JSON calls) and the async one (JSON and stream) on Anthropic."""
     text = (ROOT / "README.md").read_text()
-    section = text.split("## The loop contract", 1)[1]
-    code = re.findall(r"```python\n(.*?)```", section, re.S)[0]
-    (tmp_path / "readme_loop.py").write_text(code)
+    section = text.split("## The loop contract", 1)[1].split("\n## ", 1)[0]
+    code = re.findall(r"```python\n(.*?)```", section, re.S)[block]
+    name = f"readme_loop_{block}"
+    (tmp_path / f"{name}.py").write_text(code)
     monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop("readme_loop", None)
-    loop = load_loop("readme_loop:run")
+    sys.modules.pop(name, None)
+    loop = load_loop(f"{name}:run")
     scenarios = library()
     source = ScriptedSource(scenarios, {})
     try:
         runs = list(
-            run_cells(cells(scenarios, providers=["anthropic"], stream=False), source, loop)
+            run_cells(cells(scenarios, providers=["anthropic"], stream=stream), source, loop)
         )
     finally:
         source.close()

@@ -85,14 +85,26 @@ def test_live_source_uses_the_sdks_base_url_variables(monkeypatch: pytest.Monkey
         monkeypatch.setenv("OPENAI_BASE_URL", urls["openai"])
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", urls["gemini"])
         for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"):
-            monkeypatch.setenv(var, "dummy-key")
+            monkeypatch.setenv(var, "real-key-from-env")
         source = LiveSource(scenario.providers, {})
         loop = load_loop("harness.loop.reference:reference_loop")
-        for number, cell in enumerate(cells([scenario])):
-            run = run_cell(cell, source, loop, run_id=str(number))
-            assert run.exchanges and all(e.url.startswith(emu.root) for e in run.exchanges)
-            _assert_matches_scenario(run)
-        assert all(entry.status == 200 for entry in emu.log("live"))
+        calls = 0
+        try:
+            for number, cell in enumerate(cells([scenario])):
+                run = run_cell(cell, source, loop, run_id=str(number))
+                # captured at the live source's own endpoint, forwarded to the "real" API
+                assert run.exchanges and all(
+                    e.url.startswith(source.endpoint.root) for e in run.exchanges
+                )
+                _assert_matches_scenario(run)
+                calls += len(run.exchanges)
+        finally:
+            source.close()
+        forwarded = emu.exchanges("live")
+        assert len(forwarded) == calls and all(e.status == 200 for e in forwarded)
+        # the loop held a dummy key; the forwarder sent the environment's key upstream
+        sent = [r for r in (emu.capture("live").records() or [])]  # type: ignore[union-attr]
+        assert all("real-key-from-env" in str(r.request_headers) for r in sent)
 
 
 def test_live_source_without_a_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,13 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.capture import Capture
 from harness.cassettes.build import REQUEST_HEADERS as CASSETTE_REQUEST_HEADERS
 from harness.cassettes.build import RESPONSE_HEADERS as CASSETTE_RESPONSE_HEADERS
 from harness.cassettes.cassette import Cassette, Interaction, RecordedRequest, RecordedResponse
 from harness.cassettes.recorder import Prepared, save_recording
-from harness.cassettes.replay import ReplayTransport
+from harness.cassettes.replay import ReplayApp
 from harness.cassettes.usage import Usage
+from harness.endpoint.capture import Recorded
+from harness.endpoint.server import Answer, Incoming
 from harness.results.files import write_text_atomic
 from harness.runner import Cell
 from harness.scenario import load_scenario
@@ -34,6 +35,7 @@ from harness.scrub import (
     scrub_url,
 )
 from tests.conftest import SCENARIOS
+from tests.endpoint.support import serving
 
 KEY = "sk-ant-api03-" + "Scrub0Key1" * 5
 CUSTOM_CREDENTIAL_HEADERS = (
@@ -58,14 +60,23 @@ def test_cassettes_keep_a_subset_of_what_the_policy_allows() -> None:
 
 @pytest.mark.parametrize("header", CUSTOM_CREDENTIAL_HEADERS)
 def test_capture_keeps_no_credential_header(header: str) -> None:
-    capture = Capture()
+    class Echo:
+        def answer(self, incoming: Incoming, record: Recorded) -> Answer:
+            return Answer(
+                status=200,
+                headers=[
+                    (header, KEY),
+                    ("request-id", "req_1"),
+                    ("content-type", "application/json"),
+                ],
+                chunks=[b"{}"],
+            )
 
-    def answer(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, headers={header: KEY, "request-id": "req_1"}, json={})
-
-    with capture.http_client(httpx2.MockTransport(answer)) as client:
-        client.post("http://h/v1/messages", headers={header: KEY, "anthropic-version": "1"})
-    (exchange,) = capture.exchanges
+    with serving(Echo()) as served:
+        httpx2.post(
+            f"{served.base}/v1/messages", headers={header: KEY, "anthropic-version": "1"}, json={}
+        )
+    (exchange,) = served.run.capture.exchanges()
     assert header not in exchange.request_headers and header not in exchange.response_headers
     assert exchange.request_headers["anthropic-version"] == "1"
     assert exchange.response_headers["request-id"] == "req_1"
@@ -132,11 +143,11 @@ def test_drift_messages_name_no_query_credential() -> None:
         response=RecordedResponse(status=200, reason="OK", headers={}, json={}),
     )
     cassette = Cassette(path="c.yaml", meta=None, interactions=(recorded,))
-    transport = ReplayTransport(cassette)
-    with httpx2.Client(transport=transport) as client:
-        client.post(f"https://h/v1/messages?key={KEY}&token=t0ken-value", json={"a": 2})
-        client.post(f"https://h/v1/messages?key={KEY}", json={"a": 2})  # nothing left
-    findings = transport.findings()
+    app = ReplayApp(cassette, "anthropic")
+    with serving(app) as served, httpx2.Client() as client:
+        client.post(f"{served.base}/v1/messages?key={KEY}&token=t0ken-value", json={"a": 2})
+        client.post(f"{served.base}/v1/messages?key={KEY}", json={"a": 2})  # nothing left
+    findings = app.findings()
     assert {f.rule for f in findings} == {"replay.drift", "replay.missing_recording"}
     text = " ".join(f.message for f in findings)
     assert KEY not in text and "t0ken-value" not in text

@@ -1,4 +1,4 @@
-"""From what the tap saw to a cassette: real API URLs, headers by allowlist, bodies decoded.
+"""From what the endpoint recorded to a cassette: real API URLs, allowlisted headers, bodies.
 
 Headers are kept by allowlist, not removed by blocklist, so a credential in a header nobody
 thought of (a proxy's, a gateway's) never reaches a file. The lists below are what a reader of
@@ -21,7 +21,7 @@ from harness.cassettes.cassette import (
     RecordedResponse,
 )
 from harness.cassettes.sse import body_from_text
-from harness.cassettes.tap import TapRecord
+from harness.endpoint.capture import Recorded
 from harness.scrub import scrub_url
 
 REQUEST_HEADERS = frozenset(
@@ -88,7 +88,7 @@ def kept_headers(
     return {k: tuple(v) for k, v in out.items()}
 
 
-def interaction_from_tap(number: int, provider: str, record: TapRecord) -> Interaction:
+def interaction_from_record(number: int, provider: str, record: Recorded) -> Interaction:
     body_text = record.request_body.decode("utf-8", "replace")
     request_body, is_json = _json_or_text(body_text)
     return Interaction(
@@ -104,7 +104,7 @@ def interaction_from_tap(number: int, provider: str, record: TapRecord) -> Inter
     )
 
 
-def _response(record: TapRecord) -> RecordedResponse:
+def _response(record: Recorded) -> RecordedResponse:
     headers = kept_headers(record.response_headers, RESPONSE_HEADERS, RESPONSE_HEADER_PREFIXES)
     text = record.body.decode("utf-8", "replace")
     response = RecordedResponse(status=record.status or 0, reason=record.reason, headers=headers)

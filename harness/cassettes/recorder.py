@@ -1,68 +1,27 @@
-"""Recording one cell: run it through a tap, decide whether the run is fit to keep, and build
-the cassette text. Writing is left to the caller (one thread writes, see `harness record`), so
-an interrupt can never leave a cassette half-written or written from a partial run.
+"""Recording one cell: run it at the source's endpoint, decide whether the run is fit to keep,
+and build the cassette text from what the endpoint recorded (the bytes as they went). Writing
+is left to the caller (one thread writes, see `harness record`), so an interrupt can never
+leave a cassette half-written or written from a partial run.
 """
 
 from __future__ import annotations
 
 import datetime
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-import httpx2
-
-from harness.cassettes.build import interaction_from_tap, meta_for
+from harness.cassettes.build import interaction_from_record, meta_for
 from harness.cassettes.cassette import Cassette, cassette_path
 from harness.cassettes.files import dump_cassette, load_cassette
-from harness.cassettes.tap import RetryPolicy, TapRecord, TapTransport
 from harness.cassettes.usage import Usage, usage_of
-from harness.emulator.server import LogEntry
+from harness.endpoint.capture import Recorded
 from harness.errors import CassetteError
-from harness.findings import Finding
 from harness.loop.contract import Loop
 from harness.runner import Cell, CellRun, run_cell
-from harness.scenario.model import Provider, Scenario
 from harness.scrub import environment_secrets
-from harness.sources import Endpoint, Source
-
-
-class RecordingSource:
-    """Another source (scripted or live) seen through a tap per cell."""
-
-    def __init__(self, inner: Source, retry: RetryPolicy | None = None) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.retry = retry
-        self._lock = threading.Lock()
-        self._taps: dict[tuple[str, str, bool], TapTransport] = {}
-
-    def endpoint(self, scenario: Scenario, provider: Provider, run_id: str) -> Endpoint:
-        return self.inner.endpoint(scenario, provider, run_id)
-
-    def transport(
-        self, scenario: Scenario, provider: Provider, stream: bool
-    ) -> httpx2.BaseTransport | None:
-        below = self.inner.transport(scenario, provider, stream) or httpx2.HTTPTransport()
-        tap = TapTransport(below, self.retry)
-        with self._lock:
-            self._taps[(scenario.id, provider, stream)] = tap
-        return tap
-
-    def tap(self, cell: Cell) -> TapTransport | None:
-        with self._lock:
-            return self._taps.get((cell.scenario.id, cell.provider, cell.stream))
-
-    def rejections(self, run_id: str) -> list[LogEntry]:
-        return self.inner.rejections(run_id)
-
-    def findings(self, scenario: Scenario, provider: Provider, stream: bool) -> list[Finding]:
-        return self.inner.findings(scenario, provider, stream)
-
-    def close(self) -> None:
-        self.inner.close()
+from harness.sources import Source
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,13 +38,10 @@ class Prepared:
     retries: tuple[str, ...] = ()
 
 
-def record_cell(
-    cell: Cell, source: RecordingSource, loop: Loop, run_id: str, folder: Path
-) -> Prepared:
+def record_cell(cell: Cell, source: Source, loop: Loop, run_id: str, folder: Path) -> Prepared:
     path = cassette_path(folder, cell.provider, cell.scenario.id, cell.stream)
     run = run_cell(cell, source, loop, run_id)
-    tap = source.tap(cell)
-    records = tap.records if tap is not None else []
+    records = list(run.records)
     usage = sum((response_usage(cell.provider, e) for e in run.exchanges), Usage())
     prepared = Prepared(
         cell=cell,
@@ -110,13 +66,13 @@ def record_cell(
             recorded=datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
         ),
         interactions=tuple(
-            interaction_from_tap(n, cell.provider, r) for n, r in enumerate(records, 1)
+            interaction_from_record(n, cell.provider, r) for n, r in enumerate(records, 1)
         ),
     )
     return replace(prepared, text=dump_cassette(cassette))
 
 
-def unclean(run: CellRun, records: list[TapRecord], live: bool) -> str | None:
+def unclean(run: CellRun, records: list[Recorded], live: bool) -> str | None:
     """Why this run must not become a cassette, or None when it completed cleanly."""
     if run.error is not None:
         return run.error
@@ -189,7 +145,7 @@ class Saved:
 def save_recording(prepared: Prepared) -> Saved:
     """Write a clean recording atomically, unless only its date changed; a run that did not
     complete cleanly, or a text holding a key, leaves the old file as it was."""
-    from harness.cassettes.files import check_no_secret, write_atomic
+    from harness.cassettes.files import check_no_secret, read_cassette_text, write_atomic
 
     path, text = prepared.path, prepared.text
     if text is None:
@@ -200,7 +156,7 @@ def save_recording(prepared: Prepared) -> Saved:
     try:
         # Scanned before anything parses it: parsing caches the document (files.parse_yaml).
         check_no_secret(str(path), text, keys)
-        old = path.read_text("utf-8") if path.is_file() else None
+        old = read_cassette_text(str(path)) if path.is_file() else None
         if old is not None and same_recording(old, text, str(path)):
             return Saved(verdict="unchanged")
         write_atomic(path, text, keys)

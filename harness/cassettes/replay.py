@@ -1,9 +1,9 @@
-"""Replay: the transport under the capture that answers from a cassette, in recorded order,
-without ever opening a socket.
+"""Replay: the app behind the endpoint that answers a cell from its cassette, in recorded order,
+without ever opening a socket to anywhere else.
 
 Requests are not matched to recordings (requests to one endpoint look alike); the n-th request
 gets the n-th recorded answer, and is then compared with the n-th recorded request for drift.
-A stream is served one event per chunk, so the SDK parses it incrementally as it would live.
+A stream is served one event per chunk, so the client parses it incrementally as it would live.
 A request with nothing left to answer gets an error response the SDKs raise on (400, marked
 not retryable), and a finding that names the cassette, the call number and the closest
 recorded request, as vcrpy's "no match" diagnostic does.
@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx2
-
+from harness.cassettes.build import real_uri
 from harness.cassettes.cassette import Cassette, Interaction, RecordedResponse
 from harness.cassettes.drift import distance, endpoint, request_drift
+from harness.endpoint.capture import Recorded
+from harness.endpoint.server import Answer, Incoming
 from harness.findings import Finding
-from harness.scrub import scrub_url
 
 DROPPED_RESPONSE_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
 MISSING_STATUS = 400  # not retried by any SDK (x-should-retry: false says so too)
@@ -46,11 +45,13 @@ class Missing:
     message: str
 
 
-class ReplayTransport(httpx2.BaseTransport):
-    """Serves `cassette` in order. `hint` is appended to diagnostics (how to re-record)."""
+class ReplayApp:
+    """Serves `cassette` in order to one cell's run at the endpoint. `hint` is appended to
+    diagnostics (how to re-record)."""
 
-    def __init__(self, cassette: Cassette, hint: str = "") -> None:
+    def __init__(self, cassette: Cassette, provider: str, hint: str = "") -> None:
         self.cassette = cassette
+        self.provider = provider
         self.hint = hint
         self._lock = threading.Lock()
         self._sent: list[SentRequest] = []
@@ -61,26 +62,28 @@ class ReplayTransport(httpx2.BaseTransport):
         with self._lock:
             return list(self._sent)
 
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        sent = self._note(request)
+    def answer(self, incoming: Incoming, record: Recorded) -> Answer:
+        sent = self._note(incoming)
         interactions = self.cassette.interactions
         if sent.call > len(interactions):
             return self._missing_response(sent)
-        return _served(interactions[sent.call - 1].response, request)
+        return _served(interactions[sent.call - 1].response)
 
-    def _note(self, request: httpx2.Request) -> SentRequest:
-        raw = request.read()
+    def _note(self, incoming: Incoming) -> SentRequest:
+        # Compared with the recording as the real API's URL (credentials already dropped):
+        # the cassette names the real API, the loop spoke to the endpoint.
+        path = incoming.path + (f"?{incoming.query}" if incoming.query else "")
         with self._lock:
             sent = SentRequest(
                 call=len(self._sent) + 1,
-                method=request.method,
-                uri=scrub_url(str(request.url)),  # drift text is printed and saved
-                body=_decoded(raw),
+                method=incoming.method,
+                uri=real_uri(self.provider, path),
+                body=_decoded(incoming.body),
             )
             self._sent.append(sent)
         return sent
 
-    def _missing_response(self, sent: SentRequest) -> httpx2.Response:
+    def _missing_response(self, sent: SentRequest) -> Answer:
         message = self.missing_message(sent)
         with self._lock:
             self._missing.append(Missing(call=sent.call, message=message))
@@ -93,10 +96,10 @@ class ReplayTransport(httpx2.BaseTransport):
                 "message": message,
             },
         }
-        return httpx2.Response(
-            MISSING_STATUS,
-            headers={"content-type": "application/json", "x-should-retry": "false"},
-            content=json.dumps(body).encode(),
+        return Answer(
+            status=MISSING_STATUS,
+            headers=[("content-type", "application/json"), ("x-should-retry", "false")],
+            chunks=[json.dumps(body).encode()],
         )
 
     def missing_message(self, sent: SentRequest) -> str:
@@ -167,38 +170,22 @@ class ReplayTransport(httpx2.BaseTransport):
         )
 
 
-def _served(recorded: RecordedResponse, request: httpx2.Request) -> httpx2.Response:
+def _served(recorded: RecordedResponse) -> Answer:
     headers = [
         (name, value)
         for name, values in recorded.headers.items()
         if name.lower() not in DROPPED_RESPONSE_HEADERS
         for value in values
     ]
-    chunks = recorded.chunks()
-    if recorded.sse is None:  # a plain body: one chunk, its length announced
-        chunks = [b"".join(chunks)]
-        headers.append(("content-length", str(len(chunks[0]))))
-    # A stream, never `content=`: the capture above must see the body go through.
-    return httpx2.Response(
-        recorded.status,
+    # A stream goes out one event per chunk (as the API flushed them); a plain body whole,
+    # its length announced.
+    return Answer(
+        status=recorded.status,
         headers=headers,
-        stream=EventStream(chunks),
-        request=request,
-        extensions={"reason_phrase": recorded.reason.encode()} if recorded.reason else {},
+        chunks=recorded.chunks(),
+        streamed=recorded.sse is not None,
+        reason=recorded.reason or None,
     )
-
-
-class EventStream(httpx2.SyncByteStream):
-    """A recorded stream, one event per chunk (as the API flushed them)."""
-
-    def __init__(self, chunks: list[bytes]) -> None:
-        self.chunks = chunks
-
-    def __iter__(self) -> Iterator[bytes]:
-        yield from self.chunks
-
-    def close(self) -> None:
-        """Nothing to release: the events are in memory."""
 
 
 def _decoded(raw: bytes) -> Any:

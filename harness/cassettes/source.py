@@ -1,4 +1,5 @@
-"""The cassette source: every cell answered from its committed recording, network blocked.
+"""The cassette source: every cell answered from its committed recording by a replay app at
+the endpoint on 127.0.0.1, network blocked (loopback only).
 
 All the cassettes a run needs are read and checked before the first cell runs, so a missing or
 broken file stops the run at once with one clear error (exit 2), not halfway through.
@@ -6,29 +7,21 @@ broken file stops the run at once with one clear error (exit 2), not halfway thr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-
-import httpx2
 
 from harness.cassettes import network
 from harness.cassettes.cassette import Cassette, cassette_path
 from harness.cassettes.files import load_cassette
-from harness.cassettes.replay import ReplayTransport
-from harness.emulator.server import LogEntry
+from harness.cassettes.replay import ReplayApp
+from harness.emulator.runlog import LogEntry
+from harness.endpoint.server import Endpoint, Run
 from harness.errors import CassetteError
 from harness.findings import Finding
 from harness.scenario.model import Provider, Scenario
-from harness.sources import Endpoint, pick_model
+from harness.sources import Opened, pick_model
 
 REPLAY_KEY = "harness-replay-dummy-key"
-# The SDKs' own default base URLs (providers.md §7), given explicitly so that a developer's
-# ANTHROPIC_BASE_URL / OPENAI_BASE_URL / GOOGLE_GEMINI_BASE_URL cannot redirect a replay.
-REPLAY_BASE_URLS: Mapping[str, str] = {
-    "anthropic": "https://api.anthropic.com",
-    "openai": "https://api.openai.com/v1",
-    "gemini": "https://generativelanguage.googleapis.com/",
-}
 DEFAULT_FOLDER = Path("cassettes")
 MAX_LISTED = 8
 
@@ -37,6 +30,7 @@ CellKey = tuple[str, str, bool]  # scenario id, provider, stream
 
 class CassetteSource:
     name = "cassette"
+    api_key = REPLAY_KEY
 
     def __init__(
         self,
@@ -45,18 +39,16 @@ class CassetteSource:
     ) -> None:
         self.folder = Path(folder)
         self.cassettes = _load_all(self.folder, list(cells))
-        self._transports: dict[CellKey, ReplayTransport] = {}
+        self._apps: dict[CellKey, ReplayApp] = {}
         network.block()
+        self.endpoint = Endpoint().start()
         self._closed = False
 
-    def endpoint(self, scenario: Scenario, provider: Provider, run_id: str) -> Endpoint:
-        return Endpoint(
-            base_url=REPLAY_BASE_URLS[provider],
-            api_key=REPLAY_KEY,
-            model=self._model(scenario, provider),
-        )
+    @property
+    def root(self) -> str:
+        return self.endpoint.root
 
-    def _model(self, scenario: Scenario, provider: Provider) -> str:
+    def model(self, scenario: Scenario, provider: Provider) -> str:
         """The model the recording was made with (both stream variants record the same)."""
         for stream in (False, True):
             cassette = self.cassettes.get((scenario.id, provider, stream))
@@ -64,20 +56,29 @@ class CassetteSource:
                 return cassette.meta.model
         return pick_model(scenario, provider, {})
 
-    def transport(
-        self, scenario: Scenario, provider: Provider, stream: bool
-    ) -> httpx2.BaseTransport | None:
+    def open(self, scenario: Scenario, provider: Provider, stream: bool, run_id: str) -> Opened:
         key = (scenario.id, provider, stream)
         cassette = self.cassettes.get(key)
         if cassette is None:
             raise CassetteError(f"no cassette was loaded for {scenario.id} on {provider}")
-        transport = ReplayTransport(cassette, hint=rerecord_hint(scenario, provider, stream))
-        self._transports[key] = transport
-        return transport
+        app = ReplayApp(cassette, provider, hint=rerecord_hint(scenario, provider, stream))
+        self._apps[key] = app
+        run = self.endpoint.open(
+            Run(id=run_id, scenario_id=scenario.id, app=app, provider=provider)
+        )
+        return Opened(
+            run=run,
+            base_urls=self.endpoint.base_urls(scenario.id, run_id),
+            api_key=REPLAY_KEY,
+            model=self.model(scenario, provider),
+        )
+
+    def close_run(self, run_id: str) -> None:
+        self.endpoint.close(run_id)
 
     def findings(self, scenario: Scenario, provider: Provider, stream: bool) -> list[Finding]:
-        transport = self._transports.get((scenario.id, provider, stream))
-        return [] if transport is None else transport.findings()
+        app = self._apps.get((scenario.id, provider, stream))
+        return [] if app is None else app.findings()
 
     def rejections(self, run_id: str) -> list[LogEntry]:
         return []
@@ -85,6 +86,7 @@ class CassetteSource:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            self.endpoint.stop()
             network.unblock()
 
 

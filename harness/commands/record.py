@@ -24,10 +24,11 @@ from harness.tempfiles import clean_before_recording
 
 if TYPE_CHECKING:
     from harness.cassettes.budget import Budget
-    from harness.cassettes.recorder import Prepared, RecordingSource
+    from harness.cassettes.recorder import Prepared
     from harness.loop.contract import Loop
     from harness.runner import Cell
     from harness.scenario.model import Scenario
+    from harness.sources import Source
 
 DESCRIPTION = """\
 Record cassettes: run each scenario × provider × stream variant through the loop and save
@@ -97,6 +98,7 @@ class _Done:
 
 def run(args: argparse.Namespace) -> int:
     from harness.runner import REFERENCE_LOOP, cells, load_loop
+    from harness.sources import sdk_environment
 
     if args.jobs is not None and args.jobs < 1:
         raise HarnessError("--jobs must be 1 or more")
@@ -109,34 +111,30 @@ def run(args: argparse.Namespace) -> int:
     chosen = cells(scenarios, args.provider, stream)
     if not chosen:
         raise HarnessError("no cell to record: the --provider/--stream filters leave nothing")
-    loop = load_loop(args.loop or REFERENCE_LOOP)
     clean_before_recording(args.cassettes, _say)  # what a killed write left behind
     source = _source(args, scenarios, chosen)
-    recorder = _Recorder(args, chosen, source, loop)
     try:
-        return recorder.run()
+        with sdk_environment(source):  # before the loop's module is imported
+            loop = load_loop(args.loop or REFERENCE_LOOP)
+            return _Recorder(args, chosen, source, loop).run()
     finally:
         source.close()
 
 
-def _source(
-    args: argparse.Namespace, scenarios: list[Scenario], chosen: list[Cell]
-) -> RecordingSource:
-    from harness.cassettes.recorder import RecordingSource
-    from harness.cassettes.tap import RetryPolicy
+def _source(args: argparse.Namespace, scenarios: list[Scenario], chosen: list[Cell]) -> Source:
+    from harness.endpoint.forward import RetryPolicy
     from harness.sources import LiveSource, ScriptedSource
 
     models = parse_models(args.model)
     if args.source == "scripted":
-        return RecordingSource(ScriptedSource(scenarios, models))
-    live = LiveSource(sorted({c.provider for c in chosen}), models)
+        return ScriptedSource(scenarios, models)
     retry = RetryPolicy(attempts=args.retries + 1, report=lambda line: _say(f"    retry: {line}"))
-    return RecordingSource(live, retry)
+    return LiveSource(sorted({c.provider for c in chosen}), models, retry=retry)
 
 
 class _Recorder:
     def __init__(
-        self, args: argparse.Namespace, chosen: list[Cell], source: RecordingSource, loop: Loop
+        self, args: argparse.Namespace, chosen: list[Cell], source: Source, loop: Loop
     ) -> None:
         from harness.cassettes.budget import Budget
 
@@ -200,7 +198,7 @@ class _Recorder:
 
         reserved = 0.0
         if self.live:
-            model = self.source.endpoint(cell.scenario, cell.provider, "estimate").model
+            model = self.source.model(cell.scenario, cell.provider)
             path = cassette_path(self.folder, cell.provider, cell.scenario.id, cell.stream)
             previous = cassette_usage(path, cell.provider) if path.exists() else None
             reserved = self.budget.estimate(cell.provider, model, cell.scenario, previous)

@@ -13,6 +13,8 @@ from harness.errors import HarnessError
 from harness.scenario.model import Provider
 
 if TYPE_CHECKING:
+    from harness.loop.contract import Loop
+    from harness.results.model import Results
     from harness.runner import Cell
     from harness.scenario.model import Scenario
     from harness.sources import Source
@@ -147,16 +149,13 @@ def _make_source(
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.commands.table import print_progress, print_table
-    from harness.findings import Finding
-    from harness.results.build import Judged, judge, sort_findings
-    from harness.runner import REFERENCE_LOOP, CellRun, cells, load_loop, run_cells
+    from harness.runner import REFERENCE_LOOP, cells, load_loop
+    from harness.sources import sdk_environment
 
     started = time.time()
     previous = load_previous(args)  # a bad --previous stops the run before any cell
     scenarios = load_all(args.scenarios)
     models = parse_models(args.model)
-    loop = load_loop(args.loop or REFERENCE_LOOP)
     stream = {"both": None, "on": True, "off": False}[args.stream]
     chosen = cells(scenarios, args.provider, stream)
     if not chosen:
@@ -165,6 +164,28 @@ def run(args: argparse.Namespace) -> int:
             "--provider/--stream filters leave nothing"
         )
     source = _make_source(args, scenarios, chosen, models)
+    with sdk_environment(source):  # before the loop's module is imported: it may build clients
+        try:
+            loop = load_loop(args.loop or REFERENCE_LOOP)
+        except BaseException:
+            source.close()
+            raise
+        return _run_all(args, chosen, source, loop, started, previous)
+
+
+def _run_all(
+    args: argparse.Namespace,
+    chosen: list[Cell],
+    source: Source,
+    loop: Loop,
+    started: float,
+    previous: Results | None,
+) -> int:
+    from harness.commands.table import print_progress, print_table
+    from harness.findings import Finding
+    from harness.results.build import Judged, judge, sort_findings
+    from harness.runner import CellRun, run_cells
+
     print(
         f"harness run: {len(chosen)} cell(s), source {source.name}, loop "
         f"{args.loop or 'reference'}",

@@ -10,6 +10,9 @@ A request (each number can be changed per server with `Emulator(limits=Limits(..
 - idle connections: a socket read or write waiting more than 30 s ends the connection, so idle
   or half-open connections cannot pin a thread each for ever; the listen backlog is 128.
 
+The endpoint keeps the capture of runs made on demand for the 100 most recently made runs,
+the newest 200 exchanges of each (cells' own runs are kept whole until the cell ends).
+
 The per-run log (`Emulator.log(run)`): the last 1,000 requests of each run, for the 1,000 runs
 written to most recently, and at most 64 MiB of request bodies in all (the oldest entries go
 first; a run's newest entry always stays). Parsed bodies take several times their wire size in
@@ -35,6 +38,11 @@ UNROUTED_BODY_BYTES = 32 * MIB
 LOG_ENTRIES_PER_RUN = 1_000
 LOG_RUNS = 1_000
 LOG_BYTES = 64 * MIB
+# The endpoint's capture of runs made on demand (`harness emulate`, a base URL nobody opened):
+# the newest exchanges of the most recently made runs. Runs a cell opens keep everything until
+# the cell closes them.
+CAPTURE_RUNS = 100
+CAPTURE_PER_RUN = 200
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,3 +54,5 @@ class Limits:
     log_entries_per_run: int = LOG_ENTRIES_PER_RUN
     log_runs: int = LOG_RUNS
     log_bytes: int = LOG_BYTES
+    capture_runs: int = CAPTURE_RUNS
+    capture_per_run: int = CAPTURE_PER_RUN

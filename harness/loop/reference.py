@@ -18,10 +18,11 @@ Every shared decision lives here, once (style: decide shared things once, adapte
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from harness.chat import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from harness.loop.adapters import (
@@ -43,6 +44,26 @@ N = TypeVar("N")
 def reference_loop(call: LoopCall) -> LoopResult:
     """Answer `call.message`: the contract's `Loop`, on the SDK client in `call.client`."""
     return run_loop(adapter_for(call), call)
+
+
+async def async_reference_loop(call: LoopCall) -> LoopResult:
+    """The same loop on the async clients (`call.async_client`, Gemini's `.aio`): every
+    decision is `run_loop`'s, run in a worker thread; each model call is awaited in the
+    caller's event loop."""
+    bridge: _AwaitedCalls[Any] = _AwaitedCalls(adapter_for(call), asyncio.get_running_loop())
+    return await asyncio.to_thread(run_loop, bridge, call)
+
+
+class _AwaitedCalls(Generic[N]):
+    """An adapter whose `send` awaits the wrapped adapter's `send_async` in `loop`."""
+
+    def __init__(self, adapter: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self.adapter, self.loop = adapter, loop
+
+    def send(self, request: Request[N]) -> Turn[N]:
+        future = asyncio.run_coroutine_threadsafe(self.adapter.send_async(request), self.loop)
+        result: Turn[N] = future.result()
+        return result
 
 
 def run_loop(adapter: Adapter[N], call: LoopCall) -> LoopResult:

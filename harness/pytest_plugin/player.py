@@ -32,7 +32,6 @@ from harness.scenario.model import Provider, Scenario
 from harness.sources import Source
 
 if TYPE_CHECKING:
-    from harness.cassettes.recorder import RecordingSource
     from harness.pytest_plugin.settings import Settings
 
 # Replay findings that say the loop's conversation is no longer the recorded one.
@@ -66,7 +65,6 @@ class Player:
         self.loop = loop
         self.folder = _readable(settings.cassettes)
         self._sources: dict[str, Source] = {}
-        self._recorder: RecordingSource | None = None
         self._runs = 0
 
     def play(self, cell: Cell) -> Played:
@@ -143,7 +141,7 @@ class Player:
     def _record(self, cell: Cell, path: Path) -> Played:
         from harness.cassettes.recorder import record_cell, save_recording
 
-        recorder = self._recording_source()
+        recorder = self._source(self.settings.record_from)
         self._runs += 1
         run_id = f"pytest{self._runs}-{cell.provider}"
         prepared = record_cell(cell, recorder, self.loop, run_id, self.folder)
@@ -154,13 +152,6 @@ class Player:
             return played
         not_written = Finding(rule=NOT_WRITTEN, message=f"{path} was not written: {saved.problem}")
         return replace(played, findings=(*played.findings, not_written))
-
-    def _recording_source(self) -> RecordingSource:
-        if self._recorder is None:
-            from harness.cassettes.recorder import RecordingSource
-
-            self._recorder = RecordingSource(self._source(self.settings.record_from))
-        return self._recorder
 
 
 def _readable(path: Path) -> Path:

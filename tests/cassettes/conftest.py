@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.cassettes.files import write_atomic
-from harness.cassettes.recorder import Prepared, RecordingSource, record_cell
+from harness.cassettes.recorder import Prepared, record_cell
 from harness.cassettes.source import CassetteSource
 from harness.findings import Finding
 from harness.loop.contract import Loop
@@ -43,7 +43,7 @@ def record(
 ) -> dict[str, Prepared]:
     """Record `chosen` from the emulator into `folder`; every run must be clean."""
     by_id = {c.scenario.id: c.scenario for c in chosen}
-    source = RecordingSource(ScriptedSource(list(by_id.values()), {}))
+    source = ScriptedSource(list(by_id.values()), {})
     out: dict[str, Prepared] = {}
     try:
         for number, cell in enumerate(chosen, 1):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx2
 import pytest
@@ -15,11 +16,12 @@ from harness.cassettes import vcr_serializer
 from harness.cassettes.cassette import cassette_path
 from harness.cassettes.files import cassette_from_text, dump_cassette, load_cassette
 from harness.cassettes.read import read_cassette
-from harness.cassettes.replay import ReplayTransport
+from harness.cassettes.replay import ReplayApp
 from harness.emulator.server import Emulator
 from harness.errors import CassetteError
 from tests.cassettes.conftest import Library
 from tests.conftest import REALWIRE_BATCHES, realwire_files
+from tests.endpoint.support import serving
 
 REALWIRE_FILES = realwire_files()
 
@@ -88,12 +90,13 @@ def test_foreign_vcrpy_cassettes_replay(path: Path) -> None:
     """Third-party recordings (parsed_body, escaped strings, gzip, SSE) replay byte-exact."""
     cassette = load_cassette(path)
     expected = read_cassette(path)
-    transport = ReplayTransport(cassette)
-    with httpx2.Client(transport=transport) as client:
+    app = ReplayApp(cassette, "anthropic")
+    with serving(app) as served, httpx2.Client() as client:
         for interaction, recorded in zip(cassette.interactions, expected, strict=True):
+            parts = urlsplit(interaction.request.uri)
             response = client.request(
                 interaction.request.method,
-                interaction.request.uri,
+                served.base + parts.path + (f"?{parts.query}" if parts.query else ""),
                 content=interaction.request.content(),
             )
             assert response.status_code == recorded.status
@@ -101,7 +104,7 @@ def test_foreign_vcrpy_cassettes_replay(path: Path) -> None:
                 assert response.json() == recorded.response_json
             else:
                 assert response.text == recorded.response_text
-    assert transport.findings() == []
+    assert app.findings() == []
 
 
 GOOD = """\

@@ -15,7 +15,7 @@ from harness.capture import Exchange
 from harness.cassettes.build import real_uri
 from harness.cassettes.cassette import Cassette, cassette_path
 from harness.cassettes.files import dump_cassette, load_cassette, write_atomic
-from harness.cassettes.replay import RULE_DRIFT, RULE_MISSING, RULE_UNUSED, ReplayTransport
+from harness.cassettes.replay import RULE_DRIFT, RULE_MISSING, RULE_UNUSED, ReplayApp
 from harness.loop.contract import LoopCall, LoopResult
 from harness.loop.reference import reference_loop
 from harness.outcome import cell_findings
@@ -92,14 +92,27 @@ def test_replay_gives_the_same_trace_and_findings(
 def test_a_stream_is_served_one_event_per_chunk(library: Library) -> None:
     cell = cell_of(library, "one_tool_then_answer", "anthropic", True)
     cassette = load_cassette(cassette_path(library.folder, "anthropic", cell.scenario.id, True))
-    transport = ReplayTransport(cassette)
-    import httpx2
+    import json
 
-    request = httpx2.Request(
-        "POST", "https://api.anthropic.com/v1/messages", json=cassette.interactions[0].request.body
+    from harness.emulator.apis import route
+    from harness.endpoint.capture import Recorded
+    from harness.endpoint.server import Incoming
+
+    app = ReplayApp(cassette, "anthropic")
+    body = json.dumps(cassette.interactions[0].request.body).encode()
+    incoming = Incoming(
+        method="POST",
+        path="/v1/messages",
+        query="",
+        headers=[],
+        body=body,
+        route=route("/v1/messages"),
     )
-    response = transport.handle_request(request)
-    chunks = list(response.stream)  # type: ignore[arg-type]
+    answer = app.answer(
+        incoming, Recorded(seq=1, method="POST", url="", request_headers=[], request_body=body)
+    )
+    assert answer.streamed
+    chunks = list(answer.chunks)
     events = cassette.interactions[0].response.sse
     assert events is not None and len(chunks) == len(events.events) > 5
     assert all(c.endswith(b"\n\n") and c.count(b"\n\n") == 1 for c in chunks)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.cassettes.build import interaction_from_tap, real_uri
+from harness.cassettes.build import interaction_from_record, real_uri
 from harness.cassettes.cassette import Cassette
 from harness.cassettes.files import dump_cassette, write_atomic
-from harness.cassettes.tap import TapRecord
+from harness.endpoint.capture import Recorded
 from harness.errors import CassetteError
 from harness.scrub import find_key
 
@@ -46,8 +46,9 @@ RESPONSE_HEADERS = [
 QUERY = f"?key={GOOGLE_KEY}&api_key={OPENAI_KEY}&access_token={OAUTH_TOKEN}&alt=sse"
 
 
-def leaky_record(url: str) -> TapRecord:
-    return TapRecord(
+def leaky_record(url: str) -> Recorded:
+    return Recorded(
+        seq=1,
         method="POST",
         url=url + QUERY,
         request_headers=REQUEST_HEADERS,
@@ -69,7 +70,7 @@ def leaky_record(url: str) -> TapRecord:
     ],
 )
 def test_keys_in_every_header_and_query_position_are_gone(provider: str, url: str) -> None:
-    interaction = interaction_from_tap(1, provider, leaky_record(url))
+    interaction = interaction_from_record(1, provider, leaky_record(url))
     text = dump_cassette(Cassette(path="x.yaml", meta=None, interactions=(interaction,)))
     for key in KEYS:
         assert key not in text

@@ -279,7 +279,7 @@ def test_a_connection_stays_usable_after_an_answered_error(emu: Emulator) -> Non
 
 def test_the_listen_backlog_is_sane(emu: Emulator) -> None:
     assert LISTEN_BACKLOG == 128
-    assert emu._server.request_queue_size == LISTEN_BACKLOG
+    assert emu._endpoint._server.request_queue_size == LISTEN_BACKLOG
 
 
 def test_the_log_is_bounded_per_run_and_in_runs(small: Emulator) -> None:

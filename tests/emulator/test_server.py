@@ -55,8 +55,11 @@ def test_base_urls_per_sdk(emu: Emulator) -> None:
 
 
 def test_unknown_path_and_unknown_scenario_are_404_with_a_hint(emu: Emulator) -> None:
-    bad_path = post(f"{emu.root}/v1/messages", FIRST_CALL)
+    bad_path = post(f"{emu.root}/v1/chat/nowhere", FIRST_CALL)
     assert bad_path.status_code == 404 and "/s/<scenario>/r/<run>" in bad_path.text
+    # without a run prefix, and no run opened for the provider: nowhere to place it
+    no_run = post(f"{emu.root}/v1/messages", FIRST_CALL)
+    assert no_run.status_code == 409 and "/s/<scenario>/r/<run>" in no_run.text
     bad_sid = post(f"{emu.root}/s/other/r/x/v1/messages", FIRST_CALL)
     assert bad_sid.status_code == 404 and "one_tool_then_answer" in bad_sid.text
 

@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from harness.capture import Capture
 from harness.emulator.server import Emulator
-from harness.providers import make_client
+from harness.loop.clients import make_clients
 from harness.scenario.model import Provider
 from harness.trace.parse import parse_trace
 
@@ -136,16 +135,10 @@ def test_sdk_traffic_parses_as_the_sdk_read_it(
     emulator: Emulator, run_id: str, api: str, stream: bool
 ) -> None:
     provider, round_trip = ROUNDS[api]
-    capture = Capture()
-    client = make_client(
-        provider,
-        api_key="test-key",
-        base_url=emulator.base_urls(SCENARIO, run_id)[provider],
-        http_client=capture.http_client(),
-        max_retries=0,
-    )
+    base_url = emulator.base_urls(SCENARIO, run_id)[provider]
+    client = make_clients(provider, base_url=base_url, api_key="test-key", max_retries=0).sync
     ids, answer = round_trip(client, stream)
-    trace = parse_trace(capture.exchanges)
+    trace = parse_trace(emulator.exchanges(run_id))
     assert [c.problems for c in trace.calls] == [(), ()] and trace.problems == ()
     first, second = trace.calls
     assert {first.request.api, second.request.api} == {api}

@@ -57,11 +57,24 @@ class AnthropicAdapter:
     client: anthropic.Anthropic
     model: str
     stream: bool = False
+    async_client: anthropic.AsyncAnthropic | None = None
 
     def send(self, request: Request[Blocks]) -> Turn[Blocks]:
         params = request_to_anthropic(request, model=self.model)
         try:
             message = self._streamed(params) if self.stream else self._whole(params)
+        except SDK_ERRORS as exc:
+            raise ProviderCallError(describe_error(exc)) from exc
+        return turn_from_anthropic(message)
+
+    async def send_async(self, request: Request[Blocks]) -> Turn[Blocks]:
+        """`send` on the async client (the same request, the same reading of the reply)."""
+        params = request_to_anthropic(request, model=self.model)
+        try:
+            if self.stream:
+                message = await self._streamed_async(params)
+            else:
+                message = await self._aclient().messages.create(**params)
         except SDK_ERRORS as exc:
             raise ProviderCallError(describe_error(exc)) from exc
         return turn_from_anthropic(message)
@@ -82,9 +95,28 @@ class AnthropicAdapter:
                 raise ProviderCallError("the stream ended without a message_start event")
             return stream.get_final_message()
 
+    async def _streamed_async(self, params: dict[str, Any]) -> Message:
+        started = False
+        async with self._aclient().messages.stream(**params) as stream:
+            try:
+                async for event in stream:
+                    started = started or event.type == "message_start"
+            except STREAM_ERRORS as exc:
+                raise ProviderCallError(f"unreadable stream: {describe_error(exc)}") from exc
+            if not started:
+                raise ProviderCallError("the stream ended without a message_start event")
+            return await stream.get_final_message()
+
+    def _aclient(self) -> anthropic.AsyncAnthropic:
+        if self.async_client is None:
+            raise ProviderCallError("no async client was given (LoopCall.async_client)")
+        return self.async_client
+
 
 def make_adapter(call: LoopCall) -> AnthropicAdapter:
-    return AnthropicAdapter(client=call.client, model=call.model, stream=call.stream)
+    return AnthropicAdapter(
+        client=call.client, model=call.model, stream=call.stream, async_client=call.async_client
+    )
 
 
 def request_to_anthropic(request: Request[Blocks], *, model: str) -> dict[str, Any]:

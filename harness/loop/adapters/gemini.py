@@ -85,6 +85,35 @@ class GeminiAdapter:
             raise ProviderCallError(describe_error(exc)) from exc
         return turn_from_gemini(content)
 
+    async def send_async(self, request: Request[types.Content]) -> Turn[types.Content]:
+        """`send` on the client's `.aio` side (the same request, the same reading)."""
+        wire = fit_request(request, self.request_size_limit)
+        try:
+            if self.stream:
+                content = await self._streamed_async(wire)
+            else:
+                response = await self.client.aio.models.generate_content(
+                    model=self.model, contents=wire.contents, config=wire.config
+                )
+                check_finish([response])
+                content = first_content(response) or types.Content(role="model", parts=[])
+        except SDK_ERRORS as exc:
+            raise ProviderCallError(describe_error(exc)) from exc
+        return turn_from_gemini(content)
+
+    async def _streamed_async(self, wire: GeminiRequest) -> types.Content:
+        seen: list[types.GenerateContentResponse] = []
+        try:
+            stream = await self.client.aio.models.generate_content_stream(
+                model=self.model, contents=wire.contents, config=wire.config
+            )
+            chunks = [chunk async for chunk in stream]
+            content = merge_chunks(_kept(chunks, seen))
+        except STREAM_ERRORS as exc:
+            raise ProviderCallError(f"unreadable stream: {describe_error(exc)}") from exc
+        check_finish(seen)
+        return content
+
     def _whole(self, wire: GeminiRequest) -> types.Content:
         response = self.client.models.generate_content(
             model=self.model, contents=wire.contents, config=wire.config

@@ -57,11 +57,24 @@ class OpenAIAdapter:
     client: openai.OpenAI
     model: str
     stream: bool = False
+    async_client: openai.AsyncOpenAI | None = None
 
     def send(self, request: Request[Items]) -> Turn[Items]:
         params = request_to_openai(request, model=self.model)
         try:
             response = self._streamed(params) if self.stream else self._whole(params)
+        except SDK_ERRORS as exc:
+            raise ProviderCallError(describe_error(exc)) from exc
+        return turn_from_openai(response)
+
+    async def send_async(self, request: Request[Items]) -> Turn[Items]:
+        """`send` on the async client (the same request, the same reading of the reply)."""
+        params = request_to_openai(request, model=self.model)
+        try:
+            if self.stream:
+                response = await self._streamed_async(params)
+            else:
+                response = await self._aclient().responses.create(**params)
         except SDK_ERRORS as exc:
             raise ProviderCallError(describe_error(exc)) from exc
         return turn_from_openai(response)
@@ -77,21 +90,47 @@ class OpenAIAdapter:
         with self.client.responses.create(**params, stream=True) as events:
             try:
                 for event in events:
-                    if event.type in FINAL_EVENTS:
-                        final = event.response
-                    elif event.type == "response.failed":
-                        raise ProviderCallError(f"response.failed: {failure_text(event.response)}")
-                    elif event.type == "error":
-                        raise ProviderCallError(f"stream error {event.code}: {event.message}")
+                    final = final_of(event) or final
             except STREAM_ERRORS as exc:
                 raise ProviderCallError(f"unreadable stream: {describe_error(exc)}") from exc
         if final is None:
             raise ProviderCallError("the stream ended without a response.completed event")
         return final
 
+    async def _streamed_async(self, params: dict[str, Any]) -> Response:
+        final: Response | None = None
+        async with await self._aclient().responses.create(**params, stream=True) as events:
+            try:
+                async for event in events:
+                    final = final_of(event) or final
+            except STREAM_ERRORS as exc:
+                raise ProviderCallError(f"unreadable stream: {describe_error(exc)}") from exc
+        if final is None:
+            raise ProviderCallError("the stream ended without a response.completed event")
+        return final
+
+    def _aclient(self) -> openai.AsyncOpenAI:
+        if self.async_client is None:
+            raise ProviderCallError("no async client was given (LoopCall.async_client)")
+        return self.async_client
+
+
+def final_of(event: Any) -> Response | None:
+    """The response a stream event completes, None for any other event; a failure raises."""
+    if event.type in FINAL_EVENTS:
+        response: Response = event.response
+        return response
+    if event.type == "response.failed":
+        raise ProviderCallError(f"response.failed: {failure_text(event.response)}")
+    if event.type == "error":
+        raise ProviderCallError(f"stream error {event.code}: {event.message}")
+    return None
+
 
 def make_adapter(call: LoopCall) -> OpenAIAdapter:
-    return OpenAIAdapter(client=call.client, model=call.model, stream=call.stream)
+    return OpenAIAdapter(
+        client=call.client, model=call.model, stream=call.stream, async_client=call.async_client
+    )
 
 
 def request_to_openai(request: Request[Items], *, model: str) -> dict[str, Any]:

@@ -1,23 +1,26 @@
-"""Client-side capture: every exchange in order, as sent and received, secrets removed,
-SDK-internal extra requests included."""
+"""Capture at the endpoint: every exchange in arrival order, as received and as answered,
+secrets removed, SDK-internal extra requests (retries, Gemini's automatic function calling)
+included, replies the client walked away from and replies that never completed marked."""
 
 from __future__ import annotations
 
-import gzip
 import json
-from collections.abc import Iterator
+import socket
+import threading
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 
-from harness.capture import Capture, parse_sse
+from harness.capture import parse_sse
 from harness.emulator.server import Emulator
-from harness.providers import make_client
+from harness.endpoint.capture import Recorded
+from harness.endpoint.server import Answer, Incoming
+from harness.loop.clients import make_clients
 from harness.scenario import Scenario, load_scenario
 from harness.scrub import find_key, scrub_url
 from tests.conftest import SCENARIOS
+from tests.endpoint.support import serving
 
 ONE_TOOL = load_scenario(SCENARIOS / "one_tool_then_answer.yaml")
 TOOLS = [
@@ -28,6 +31,10 @@ TOOLS = [
     }
 ]
 FAKE_KEY = "sk-ant-api03-FAKEFAKEFAKEFAKEFAKEFAKEFAKE"
+
+
+def make_client(provider: Any, *, api_key: str, base_url: str, max_retries: int = 2) -> Any:
+    return make_clients(provider, base_url=base_url, api_key=api_key, max_retries=max_retries).sync
 
 
 def _ask(client: object, stream: bool = False) -> object:
@@ -46,16 +53,14 @@ def _ask(client: object, stream: bool = False) -> object:
 def test_json_exchange_is_captured_decoded_and_without_secrets(
     emulator: Emulator, run_id: str
 ) -> None:
-    capture = Capture()
     client = make_client(
         "anthropic",
         api_key=FAKE_KEY,
         base_url=emulator.base_urls(ONE_TOOL.id, run_id)["anthropic"],
-        http_client=capture.http_client(),
         max_retries=0,
     )
     _ask(client)
-    (exchange,) = capture.exchanges
+    (exchange,) = emulator.exchanges(run_id)
     assert exchange.status == 200 and exchange.error is None and not exchange.streamed
     assert exchange.request_body["messages"][0]["content"] == ONE_TOOL.messages[0].text
     assert exchange.response_body["stop_reason"] == "tool_use"
@@ -66,17 +71,15 @@ def test_json_exchange_is_captured_decoded_and_without_secrets(
 def test_streamed_exchange_keeps_its_events_and_the_sdk_still_streams(
     emulator: Emulator, run_id: str
 ) -> None:
-    capture = Capture()
     client = make_client(
         "anthropic",
         api_key="k",
         base_url=emulator.base_urls(ONE_TOOL.id, run_id)["anthropic"],
-        http_client=capture.http_client(),
         max_retries=0,
     )
     message = _ask(client, stream=True)
     assert message.stop_reason == "tool_use"  # type: ignore[attr-defined]
-    (exchange,) = capture.exchanges
+    (exchange,) = emulator.exchanges(run_id)
     assert exchange.streamed and exchange.response_body is None
     names = [e.event for e in exchange.events or ()]
     assert names[0] == "message_start" and names[-1] == "message_stop"
@@ -96,19 +99,17 @@ def test_sdk_retries_are_captured_as_separate_exchanges(tmp_path: Path) -> None:
     (tmp_path / "retry.yaml").write_text(text)
     scenario = load_scenario(tmp_path / "retry.yaml")
     with Emulator([scenario]) as emu:
-        capture = Capture()
         client = make_client(
             "anthropic",
             api_key="k",
             base_url=emu.base_urls("retry", "r")["anthropic"],
-            http_client=capture.http_client(),
             max_retries=1,
         )
         _ask(client)
-    assert [e.status for e in capture.exchanges] == [500, 200]
-    assert capture.exchanges[1].request_headers.get("x-stainless-retry-count") == "1"
-    # anthropic 2.14 reads the 500 before it retries, so both arrived whole.
-    assert [e.error for e in capture.exchanges] == [None, None]
+        exchanges = emu.exchanges("r")
+    assert [e.status for e in exchanges] == [500, 200]
+    assert exchanges[1].request_headers.get("x-stainless-retry-count") == "1"
+    assert [e.error for e in exchanges] == [None, None]
 
 
 def _rate_limited_once(tmp_path: Path) -> Scenario:
@@ -133,12 +134,10 @@ def test_gemini_retries_a_rate_limit_as_the_other_sdks_do(
 
     scenario = _rate_limited_once(tmp_path)
     emulator.add(scenario)
-    capture = Capture()
     client = make_client(
         "gemini",
         api_key="k",
         base_url=emulator.base_urls(scenario.id, run_id)["gemini"],
-        http_client=capture.http_client(),
         max_retries=max_retries,
     )
 
@@ -155,39 +154,69 @@ def test_gemini_retries_a_rate_limit_as_the_other_sdks_do(
     if max_retries == 0:
         with pytest.raises(errors.ClientError):
             ask()
-        assert [e.status for e in capture.exchanges] == [429]
+        assert [e.status for e in emulator.exchanges(run_id)] == [429]
         return
     reply = ask()
     assert [c.name for c in reply.function_calls or []] == ["get_workout_history"]
-    assert [e.status for e in capture.exchanges] == [429, 200]
+    assert [e.status for e in emulator.exchanges(run_id)] == [429, 200]
 
 
-class _Chunks(httpx2.SyncByteStream):
-    def __iter__(self) -> Iterator[bytes]:
-        yield b'{"a": '
-        yield b"1}"
+class _Big:
+    """An app whose streamed answer is far larger than the socket buffers, so a client that
+    stops reading makes the endpoint's writes fail."""
+
+    def answer(self, incoming: Incoming, record: Recorded) -> Answer:
+        chunk = b"data: " + b"x" * 65_536 + b"\n\n"
+        return Answer(
+            status=200,
+            headers=[("content-type", "text/event-stream")],
+            chunks=(chunk for _ in range(400)),
+            streamed=True,
+        )
 
 
-def _streaming(request: httpx2.Request) -> httpx2.Response:
-    return httpx2.Response(200, headers={"content-type": "application/json"}, stream=_Chunks())
+def test_a_reply_the_client_walked_away_from_is_not_recorded_as_whole() -> None:
+    with serving(_Big()) as served:
+        port = served.endpoint.port
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            path = "/s/s/r/r/v1/messages"
+            sock.sendall(
+                f"POST {path} HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{{}}".encode()
+            )
+            sock.recv(1024)  # the headers and a little of the body, then gone
+        served.run.capture.settle()
+        (exchange,) = served.run.capture.exchanges()
+    assert exchange.status == 200
+    assert exchange.error is not None and "closed the connection" in exchange.error
 
 
-class _StreamingTransport(httpx2.BaseTransport):
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        return _streaming(request)
+class _Stuck:
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def answer(self, incoming: Incoming, record: Recorded) -> Answer:
+        self.release.wait(10)
+        return Answer(status=200, headers=[("content-type", "application/json")], chunks=[b"{}"])
 
 
-def test_a_response_closed_before_its_end_is_not_recorded_as_whole() -> None:
-    capture = Capture()
-    client = capture.http_client(inner=_StreamingTransport())
-    with client.stream("GET", "http://x/half") as response:
-        next(response.iter_raw())
-    with client.stream("GET", "http://x/whole") as response:
-        response.read()
-    half, whole = capture.exchanges
-    assert half.error == "closed by the client after 6 bytes, before the end"
-    assert half.response_body == '{"a": '
-    assert whole.error is None and whole.response_body == {"a": 1}
+def test_an_exchange_that_never_completes_is_marked_so() -> None:
+    app = _Stuck()
+    with serving(app) as served:
+        caller = threading.Thread(
+            target=lambda: socket.create_connection(("127.0.0.1", served.endpoint.port)).sendall(
+                b"POST /s/s/r/r/v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}"
+            )
+        )
+        caller.start()
+        caller.join()
+        for _ in range(500):  # the request is on its way; wait (at most 5 s) for it to arrive
+            if served.run.capture.arrivals():
+                break
+            threading.Event().wait(0.01)
+        served.run.capture.settle(timeout=0.05)
+        (exchange,) = served.run.capture.exchanges()
+        app.release.set()
+    assert exchange.status is None and "never completed" in (exchange.error or "")
 
 
 def test_gemini_automatic_function_calling_extra_request_is_captured(
@@ -195,12 +224,10 @@ def test_gemini_automatic_function_calling_extra_request_is_captured(
 ) -> None:
     from google.genai import types
 
-    capture = Capture()
     client = make_client(
         "gemini",
         api_key="k",
         base_url=emulator.base_urls(ONE_TOOL.id, run_id)["gemini"],
-        http_client=capture.http_client(),
     )
 
     def get_workout_history(exercise: str) -> str:
@@ -212,37 +239,9 @@ def test_gemini_automatic_function_calling_extra_request_is_captured(
         contents=ONE_TOOL.messages[0].text,
         config=types.GenerateContentConfig(tools=[get_workout_history]),
     )
-    assert len(capture.exchanges) == 2  # the SDK ran the tool and called again by itself
-    assert "afc" in capture.exchanges[0].request_headers.get("x-goog-api-client", "")
-
-
-def test_transport_errors_are_captured_not_lost() -> None:
-    capture = Capture()
-    client = capture.http_client()
-    with pytest.raises(httpx2.ConnectError):
-        client.post(
-            "http://127.0.0.1:9/v1/messages?key=AIzaSyFAKEFAKEFAKEFAKEFAKEFAKEFAKEFAKE",
-            json={"a": 1},
-        )
-    (exchange,) = capture.exchanges
-    assert exchange.status is None and exchange.error and "ConnectError" in exchange.error
-    assert "key=" not in exchange.url and exchange.request_body == {"a": 1}
-
-
-def test_gzip_bodies_are_decoded() -> None:
-    body = json.dumps({"ok": True}).encode()
-
-    def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(
-            200,
-            headers={"content-encoding": "gzip", "content-type": "application/json"},
-            content=gzip.compress(body),
-        )
-
-    capture = Capture()
-    client = capture.http_client(inner=httpx2.MockTransport(handler))
-    assert client.get("http://x/y").json() == {"ok": True}
-    assert capture.exchanges[0].response_body == {"ok": True}
+    exchanges = emulator.exchanges(run_id)
+    assert len(exchanges) == 2  # the SDK ran the tool and called again by itself
+    assert "afc" in exchanges[0].request_headers.get("x-goog-api-client", "")
 
 
 @pytest.mark.parametrize(
