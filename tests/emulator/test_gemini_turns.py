@@ -202,6 +202,40 @@ def _flipped_signature(body: Body) -> Body:
     return body
 
 
+def _signature_text_changed(body: Body, where: str) -> Body:
+    """One base64 character of the signature as sent replaced: the first, middle or last."""
+    part = body["contents"][1]["parts"][0]
+    text = part["thoughtSignature"]
+    index = {"first": 0, "middle": len(text) // 2, "last": len(text.rstrip("=")) - 1}[where]
+    swapped = "B" if text[index] == "A" else "A"
+    part["thoughtSignature"] = text[:index] + swapped + text[index + 1 :]
+    return body
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_a_signature_altered_anywhere_is_corrupted(where: str) -> None:
+    """The real API answers "Corrupted thought signature." to a signature altered in its
+    first bytes as anywhere else (issue 11); the unaltered one passes."""
+    ctx = ctx_for(GEMINI3)
+    err = API.validate(_signature_text_changed(round_two(GEMINI3), where), ctx)
+    assert err is not None
+    assert (err.status, err.rule, err.message) == (
+        400,
+        "signature_tampered",
+        gv.CORRUPTED_SIGNATURE,
+    )
+    assert API.validate(round_two(GEMINI3), ctx) is None
+
+
+def test_a_signature_we_did_not_mint_is_still_accepted() -> None:
+    """A real API's signature (recorded traffic) cannot be checked here: accepted as it is."""
+    body = round_two(GEMINI3)
+    body["contents"][1]["parts"][0]["thoughtSignature"] = base64.b64encode(
+        bytes(range(117))
+    ).decode()
+    assert API.validate(body, ctx_for(GEMINI3)) is None
+
+
 @pytest.mark.parametrize(
     ("model", "broken", "corrected", "rule", "message"),
     [pytest.param(*case[1:], id=case[0]) for case in TURN_CASES],

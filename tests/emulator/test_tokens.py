@@ -30,6 +30,15 @@ def test_a_change_anywhere_in_the_token_is_detected() -> None:
     assert verify("sig", "content", raw[:-1]) is Verdict.TAMPERED
 
 
+def test_a_change_in_the_first_bytes_is_detected_too() -> None:
+    """The marker altered: the MAC and the filler that follows from it still say it is ours."""
+    raw = Minter("seed").token("sig", "content", padding=40)
+    for index in range(len(b"hrns1")):
+        changed = raw[:index] + bytes([raw[index] ^ 1]) + raw[index + 1 :]
+        assert verify("sig", "content", changed) is Verdict.TAMPERED, index
+    assert verify("sig", "content", bytes(len(raw))) is Verdict.FOREIGN  # not ours at all
+
+
 def test_decode_accepts_standard_and_url_safe_alphabets() -> None:
     # Bytes whose standard encoding holds '+' and '/': the SDK sends them back URL-safe.
     data = bytes(range(250, 256)) * 8
