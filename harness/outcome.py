@@ -103,13 +103,20 @@ def scenario_findings(run: CellRun) -> list[Finding]:
         findings.extend(_query_findings(run, query))
     for entry in run.rejections:
         assert entry.error is not None
-        findings.append(
-            Finding(
-                rule=f"api.{entry.error.rule or 'rejected'}",
-                message=f"the API rejected the request ({entry.status}): {entry.error.message}",
-            )
-        )
+        findings.append(rejection_finding(entry.error.rule, entry.status, entry.error.message))
     return findings
+
+
+def rejection_finding(rule: str, status: int, message: str) -> Finding:
+    """An emulator log entry as a finding: the API's rejection (`api.E2`, …), or a limit of
+    the scenario's script (`script.*`: the request ran past the script, answered all the
+    same; or its user message could not be told), which is never the API's word."""
+    if rule.startswith("script."):
+        return Finding(rule=rule, message=f"the scenario's script: {message}")
+    return Finding(
+        rule=f"api.{rule or 'rejected'}",
+        message=f"the API rejected the request ({status}): {message}",
+    )
 
 
 def _query_findings(run: CellRun, query: QueryRun) -> list[Finding]:

@@ -29,6 +29,9 @@ MISSING_STATUS = 400  # not retried by any SDK (x-should-retry: false says so to
 RULE_DRIFT = "replay.drift"
 RULE_MISSING = "replay.missing_recording"
 RULE_UNUSED = "replay.unused_recording"
+# A request asked for the other form than the recording holds (a loop that never streams on
+# a stream cell, or the reverse): answered in the form asked, rebuilt from the recording.
+RULE_STREAM_MISMATCH = "replay.stream_mismatch"
 
 
 @dataclass(frozen=True, kw_only=True)

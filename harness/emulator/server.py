@@ -22,7 +22,7 @@ from harness.emulator.json_body import JsonProblem, load_json
 from harness.emulator.limits import Limits
 from harness.emulator.runlog import LogEntry as LogEntry
 from harness.emulator.runlog import RunLog
-from harness.emulator.script import pick_step, step_fault
+from harness.emulator.script import pick_step, step_fault, step_note
 from harness.emulator.tokens import Minter
 from harness.emulator.wire import ApiError, Context, Reply, Step, WireApi
 from harness.endpoint.capture import Recorded, RunCapture
@@ -267,7 +267,9 @@ class _Exchange:
                 "headers": headers,
                 "body": self.body,
                 "status": reply.status,
-                "error": error,
+                # A step answered off-script is logged with its note in the error's place
+                # (status 200): how it reaches the cell's findings, as `script.exhausted`.
+                "error": error or (None if self.step is None else step_note(self.step)),
                 "step": self.step,
                 "fault": self.fault,
                 "size": len(self.raw),

@@ -56,7 +56,8 @@ class Step:
 
     turn: ScriptedTurn
     user_index: int
-    turn_index: int  # -1 for the closing reply
+    turn_index: int  # the model call's place in the query (ids follow it); -1: the closing
+    note: str | None = None  # set when the request ran past the script (`script.exhausted`)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,7 +16,8 @@ from datetime import datetime, timezone
 from importlib import metadata
 
 from harness import __version__
-from harness.cassettes.replay import RULE_DRIFT
+from harness.cassettes.replay import RULE_DRIFT, RULE_STREAM_MISMATCH
+from harness.emulator.script import RULE_SCRIPT_EXHAUSTED
 from harness.findings import Finding
 from harness.outcome import query_outcome
 from harness.results.model import (
@@ -40,6 +41,10 @@ from harness.runner import CellRun, QueryRun
 from harness.tools import ToolRun
 
 SDK_DISTRIBUTIONS = ("anthropic", "openai", "google-genai", "httpx2")
+# Findings that warn instead of failing the cell (unless --strict): drift from a recording, and
+# the scenario's own limits — a request answered past its script, a recording served in the
+# other form (JSON / stream) than the request asked.
+WARNING_RULES = frozenset({RULE_DRIFT, RULE_SCRIPT_EXHAUSTED, RULE_STREAM_MISMATCH})
 
 # Rows of the rule matrix for findings that are not loop/provider rules: the rule id of such a
 # finding is `<group>.<detail>` (`expect.ending`, `api.E1`, `replay.drift`, `harness.loop_error`).
@@ -105,9 +110,10 @@ def sort_findings(run: CellRun, own: Sequence[Finding], *, strict: bool) -> Sort
     from a recording only warns unless `strict`; every other finding fails the cell."""
     from harness.outcome import cell_findings
 
-    drift = [f for f in own if f.rule == RULE_DRIFT]
+    found = [*cell_findings(run), *own]
+    drift = [f for f in found if f.rule in WARNING_RULES]
     warnings = [] if strict else drift
-    findings = cell_findings(run) + [f for f in own if f not in warnings]
+    findings = [f for f in found if f not in warnings]
     return Sorted(findings=findings, warnings=warnings, drift=drift)
 
 

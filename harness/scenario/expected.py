@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.scenario.model import Ending, Script, ScriptedCall
+from harness.scenario.model import Ending, Script, ScriptedCall, played_turns
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -24,13 +24,16 @@ class Outcome:
 
 
 def derive_outcome(script: Script, max_rounds: int) -> Outcome:
-    """The ending, rounds and tool order a correct loop produces for this script."""
+    """The ending, rounds and tool order a correct loop produces for this script. A turn
+    that repeats until the limit is played on every call up to call `max_rounds + 1`;
+    `turns_played` counts script turns (a repeated turn once)."""
     executed: list[ScriptedCall] = []
-    for index, turn in enumerate(script.turns):
+    for index, turn in enumerate(played_turns(script.turns, max_rounds + 1)):
+        played = min(index + 1, len(script.turns))
         if turn.is_answer:
-            return _outcome("answer", index, executed, (), index + 1)
+            return _outcome("answer", index, executed, (), played)
         if index == max_rounds:
-            return _outcome("step_limit", max_rounds, executed, turn.calls, index + 1)
+            return _outcome("step_limit", max_rounds, executed, turn.calls, played)
         executed.extend(turn.calls)
     rounds = len(script.turns)
     return _outcome(

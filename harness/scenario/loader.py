@@ -211,11 +211,13 @@ def _fault(raw: dict[str, Any] | None) -> Fault | None:
 def _turn(raw: dict[str, Any]) -> ScriptedTurn:
     fault = _fault(raw.get("fault"))
     if "answer" in raw:
-        return ScriptedTurn(text=raw["answer"], fault=fault)
+        return ScriptedTurn(text=raw["answer"], fault=fault, repeat=raw.get("repeat"))
     calls = tuple(
         ScriptedCall(name=c["name"], arguments=c.get("arguments", {})) for c in raw["calls"]
     )
-    return ScriptedTurn(text=raw.get("text", ""), calls=calls, fault=fault)
+    return ScriptedTurn(
+        text=raw.get("text", ""), calls=calls, fault=fault, repeat=raw.get("repeat")
+    )
 
 
 def _user_turn(raw: dict[str, Any], max_rounds: int) -> UserTurn:

@@ -11,6 +11,9 @@ from harness.chat import Message
 Provider: TypeAlias = Literal["anthropic", "openai", "gemini"]
 Ending: TypeAlias = Literal["answer", "step_limit"]
 FaultKind: TypeAlias = Literal["rate_limit", "server_error", "overloaded", "stream_cut", "slow"]
+# `until_limit`: the turn is played again on every later call that allows tools, until the
+# loop's own budget is spent and it makes its closing call (budget-relative scripts).
+Repeat: TypeAlias = Literal["until_limit"]
 
 DEFAULT_MAX_ROUNDS = 10
 
@@ -68,10 +71,20 @@ class ScriptedTurn:
     text: str = ""
     calls: tuple[ScriptedCall, ...] = ()
     fault: Fault | None = None
+    repeat: Repeat | None = None
 
     @property
     def is_answer(self) -> bool:
         return not self.calls
+
+
+def played_turns(turns: tuple[ScriptedTurn, ...], calls: int) -> tuple[ScriptedTurn, ...]:
+    """The turns the first `calls` model calls of a query are answered with: the script's, a
+    turn marked `repeat: until_limit` standing for itself on every call from its place on."""
+    for index, turn in enumerate(turns):
+        if turn.repeat == "until_limit":
+            return (*turns[:index], *([turn] * max(0, calls - index)))
+    return turns
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -10,7 +10,7 @@ from harness.chat import AssistantMessage, ToolMessage
 from harness.scenario.closing import check_closing_text
 from harness.scenario.expected import derive_outcome
 from harness.scenario.located import ErrorAt
-from harness.scenario.model import Scenario, ScriptedCall, Tool
+from harness.scenario.model import Scenario, ScriptedCall, ScriptedTurn, Tool
 from harness.scenario.tool_schema import argument_errors, schema_problem
 
 
@@ -103,6 +103,7 @@ def _check_messages(s: Scenario, error: ErrorAt) -> None:
                 "user messages must differ: the emulator tells the queries apart by their text",
             )
         for t, turn in enumerate(msg.script.turns):
+            _check_repeat(msg.script.turns, t, (*base, "script", "turns", t, "repeat"), error)
             for c, call in enumerate(turn.calls):
                 path = (*base, "script", "turns", t, "calls", c)
                 tool = s.tool(call.name)
@@ -116,6 +117,26 @@ def _check_messages(s: Scenario, error: ErrorAt) -> None:
                 _check_arguments(tool, dict(call.arguments), (*path, "arguments"), error)
                 _check_case(tool, s.tools.index(tool), call, path, error)
         _check_expectation(s, i, error)
+
+
+def _check_repeat(
+    turns: tuple[ScriptedTurn, ...], t: int, path: tuple[str | int, ...], error: ErrorAt
+) -> None:
+    """`repeat: until_limit` stands for every call up to the budget: a tool turn, the last."""
+    if turns[t].repeat is None:
+        return
+    if turns[t].is_answer:
+        raise error(
+            path,
+            "an answer turn cannot repeat: it ends the query (L2); put `repeat: until_limit` "
+            "on a turn with `calls:`",
+        )
+    if t != len(turns) - 1:
+        raise error(
+            path,
+            f"only the last turn may repeat: turn {t} repeats until the budget is spent, so "
+            f"the {len(turns) - 1 - t} turn(s) after it would never be played",
+        )
 
 
 def _check_expectation(s: Scenario, i: int, error: ErrorAt) -> None:
@@ -136,12 +157,14 @@ def _check_expectation(s: Scenario, i: int, error: ErrorAt) -> None:
         ("rounds", exp.rounds, outcome.rounds),
         ("tools", list(exp.tools), list(outcome.executed)),
     ]
+    repeats = any(turn.repeat for turn in msg.script.turns)
     for field, said, derived in checks:
         if said != derived:
+            why = " (a turn repeats until the limit, so they follow max_rounds)" if repeats else ""
             raise error(
                 (*base, "expect", field),
                 f"says {said!r}, but with max_rounds "
-                f"{s.max_rounds} this script makes a correct loop give {derived!r}",
+                f"{s.max_rounds} this script makes a correct loop give {derived!r}{why}",
             )
     for k, name in enumerate(exp.not_run):
         if s.tool(name) is None:

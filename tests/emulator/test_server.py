@@ -114,7 +114,9 @@ def test_every_credential_header_and_query_parameter_is_kept_out_of_the_log(
     assert entry.query == {"beta": "true"}
 
 
-def test_script_overrun_is_an_error_naming_the_scenario(emu: Emulator) -> None:
+def test_script_overrun_is_answered_and_noted_naming_the_scenario(emu: Emulator) -> None:
+    """Past the script the loop still gets a turn (the final answer again, here), and the log
+    notes the scenario's limit with status 200: no rejection the real API would not give."""
     url = emu.base_urls(ONE_TOOL.id, "o")["anthropic"] + "/v1/messages"
 
     def tool_round(call_id: str) -> list[dict[str, object]]:
@@ -125,9 +127,17 @@ def test_script_overrun_is_an_error_naming_the_scenario(emu: Emulator) -> None:
     body = dict(FIRST_CALL)
     body["messages"] = [FIRST_CALL["messages"][0], *tool_round("toolu_1"), *tool_round("toolu_2")]
     reply = post(url, body)
-    assert reply.status_code == 400
-    message = reply.json()["error"]["message"]
-    assert "one_tool_then_answer" in message and "script has only 2" in message
+    assert reply.status_code == 200
+    answer = ONE_TOOL.messages[0].script.turns[-1].text
+    assert reply.json()["content"] == [{"type": "text", "text": answer}]
+    (entry,) = emu.log("o")
+    assert entry.status == 200 and entry.error is not None
+    assert (entry.error.rule, entry.error.kind) == ("script.exhausted", "harness_script_note")
+    assert "one_tool_then_answer" in entry.error.message and "script has 2" in entry.error.message
+    within = dict(FIRST_CALL)
+    within["messages"] = [FIRST_CALL["messages"][0], *tool_round("toolu_1")]
+    assert post(url, within).status_code == 200
+    assert emu.log("o")[-1].error is None  # within the script: no note
 
 
 def test_faults_are_served_times_then_the_step_succeeds(tmp_path: Path) -> None:

@@ -128,12 +128,9 @@ def test_findings_are_shown_at_the_call_they_concern() -> None:
     view = cell_view(cell)
     placed = {(c.call.number, f.rule) for q in view.queries for c in q.calls for f in c.findings}
     numbered = {(f.call, f.rule) for f in cell.findings if f.call is not None}
-    # the API's rejection has no call number: it is placed at the call whose error it quotes
-    assert placed == numbered | {(3, "api.script")}
+    assert placed == numbered
     general = [f.rule for f in view.findings] + [f.rule for q in view.queries for f in q.findings]
-    assert sorted(general) == sorted(
-        f.rule for f in cell.findings if f.call is None and f.rule != "api.script"
-    )
+    assert sorted(general) == sorted(f.rule for f in cell.findings if f.call is None)
     html = render_html(results)
     call3 = html.split(f'id="{view.anchor}-call-3"', 1)[1].split("</article>", 1)[0]
     assert '<span class="rule">L12</span>' in call3
