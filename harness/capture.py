@@ -64,10 +64,24 @@ def exchange_from_record(record: Recorded) -> Exchange:
         response_headers=kept_response_headers(headers),
         response_body=None if events is not None else _json_or_text(text),
         events=None if events is None else tuple(events),
-        error=None if record.complete else (record.error or "no reply was sent"),
+        error=_transport_error(record, events),
         started=record.started,
         elapsed=ended - record.started,
     )
+
+
+def _transport_error(record: Recorded, events: list[SseEvent] | None) -> str | None:
+    """Why the reply is not whole, or None. A stream whose terminal event went out is whole by
+    its protocol, whoever closed the connection after it (a client that stops reading at
+    `message_stop` or `[DONE]`): the trace layer knows each provider's terminal event."""
+    if record.complete:
+        return None
+    if events and record.status is not None and record.status < 400:
+        from harness.trace.parse import stream_completed
+
+        if stream_completed(scrub_url(record.url), tuple(events)):
+            return None
+    return record.error or "no reply was sent"
 
 
 def _decoded_text(status: int | None, headers: list[tuple[str, str]], raw: bytes) -> str:

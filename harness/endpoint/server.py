@@ -356,10 +356,10 @@ class _Handler(BaseHTTPRequestHandler):
             if answer.cut:
                 return self._write_cut(list(chunks), body, record, answer.streamed)
             for chunk in chunks:
-                if chunk:
-                    body += chunk
+                if chunk:  # kept once written: a chunk whose write failed never went out
                     self.wfile.write(_framed(chunk) if answer.streamed else chunk)
                     self.wfile.flush()
+                    body += chunk
             if answer.streamed:
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()

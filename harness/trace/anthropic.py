@@ -41,6 +41,10 @@ from harness.trace.model import (
 )
 
 ERROR_TYPE_KEYS = ("type",)  # {"type":"error","error":{"type":"invalid_request_error",…}}
+# A stream whose message is whole (providers.md §6): `message_delta` carries the stop reason
+# and final usage, `message_stop` closes it. A client that stops reading after either has the
+# whole reply, whoever then closes the connection (issue 11).
+TERMINAL_EVENTS = frozenset({"message_delta", "message_stop"})
 EXTRA_KEYS = ("max_tokens", "thinking", "temperature", "output_config")
 
 # providers.md §2: tool_choice forms {"type": "auto"|"any"|"none"} and {"type":"tool","name"}.
@@ -372,3 +376,19 @@ def _message_from_stream(
 def _index(data: dict[str, Any]) -> int:
     index = data.get("index")
     return index if isinstance(index, int) else -1
+
+
+def stream_completed(events: tuple[SseEvent, ...]) -> bool:
+    """The message's terminal event arrived (`TERMINAL_EVENTS`), no error before it."""
+    for event in events:
+        kind = text_of((obj(event.data) or {}).get("type")) or event.event
+        if kind == "error":
+            return False
+        if kind in TERMINAL_EVENTS:
+            return True
+    return False
+
+
+def message_from_stream(events: tuple[SseEvent, ...]) -> dict[str, Any]:
+    """The `Message` JSON the non-streaming call returns, folded from a stream's events."""
+    return _message_from_stream(events, None, Problems("response")).body

@@ -7,9 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.capture import SseEvent
 from harness.trace.common import HttpReply, Problems, flat_usage, items, obj, opt_str, text_of
 from harness.trace.gemini import field_of, turn_from_gemini
 from harness.trace.model import WireResponse
+
+# A Gemini stream has no closing frame: the chunk whose candidate carries a finishReason is
+# its last (providers.md §6); a client that stops reading after it has the whole reply.
+TERMINAL_FIELD = "finishReason"
 
 
 def response_from_gemini(reply: HttpReply, problems: Problems) -> WireResponse:
@@ -116,3 +121,33 @@ def _continues(previous: Any, part: dict[str, Any]) -> bool:
     if data is None or not isinstance(data.get("text"), str):
         return False
     return bool(data.get("thought")) == bool(part.get("thought"))
+
+
+def stream_completed(events: tuple[SseEvent, ...]) -> bool:
+    """A chunk with a candidate's finishReason (`TERMINAL_FIELD`) arrived."""
+    for event in events:
+        for candidate in items((obj(event.data) or {}).get("candidates")):
+            if field_of(obj(candidate) or {}, TERMINAL_FIELD) is not None:
+                return True
+    return False
+
+
+def response_from_stream(events: tuple[SseEvent, ...]) -> dict[str, Any]:
+    """One `GenerateContentResponse`, as the non-streaming call returns it: the chunks' parts
+    merged per candidate, the last chunk's other fields (usage, model version, id)."""
+    problems = Problems("response")
+    chunks = _chunks(
+        HttpReply(status=200, body=None, events=events, transport_error=None), problems
+    )
+    merged = _Merged()
+    for where, chunk in chunks:
+        merged.add(chunk, where, problems)
+    last = chunks[-1][1] if chunks else {}
+    candidates = [
+        {"content": merged.content(i), "finishReason": merged.finish.get(i), "index": i}
+        for i in sorted(merged.parts)
+    ]
+    return {
+        **last,
+        "candidates": [{k: v for k, v in c.items() if v is not None} for c in candidates],
+    }

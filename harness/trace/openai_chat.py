@@ -43,6 +43,9 @@ from harness.trace.model import (
 )
 
 ERROR_TYPE_KEYS = ("type", "code")  # {"error":{"message","type","param","code"}}
+# The frame that ends a Chat Completions stream (providers.md §6): `data: [DONE]`; the SDK
+# stops reading there, so a client closing right after it has the whole reply (issue 11).
+TERMINAL_DATA = "[DONE]"
 EXTRA_KEYS = ("stream_options", "n", "max_tokens", "max_completion_tokens", "reasoning_effort")
 
 SIMPLE_TOOL_CHOICES: dict[str, ToolChoice] = {
@@ -266,7 +269,7 @@ def _completion_from_stream(
     choices: dict[int, dict[str, Any]] = {}
     for n, event in enumerate(events):
         where = f"events[{n}]"
-        if isinstance(event.data, str) and event.data.startswith("[DONE]"):
+        if isinstance(event.data, str) and event.data.startswith(TERMINAL_DATA):
             return Reassembled(body=_folded(completion, choices))  # the SDK stops here
         chunk = obj(event.data)
         if chunk is None:
@@ -355,3 +358,14 @@ def _addable(current: Any, value: Any) -> bool:
         return isinstance(current, str) and isinstance(value, str)
     numbers = (current, value)
     return all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers)
+
+
+def stream_completed(events: tuple[SseEvent, ...]) -> bool:
+    """`data: [DONE]` arrived (`TERMINAL_DATA`)."""
+    return any(isinstance(e.data, str) and e.data.startswith(TERMINAL_DATA) for e in events)
+
+
+def completion_from_stream(events: tuple[SseEvent, ...]) -> dict[str, Any]:
+    """The `chat.completion` JSON the non-streaming call returns, folded from its chunks."""
+    folded = _completion_from_stream(events, None, Problems("response")).body
+    return {**folded, "object": "chat.completion"}

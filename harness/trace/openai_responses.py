@@ -383,7 +383,10 @@ def _with_streamed_blobs(
     )
 
 
+# The events that end a Responses stream with the whole response in them (providers.md §6):
+# a client that stops reading after one has the reply, whoever closes the connection.
 FINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
+TERMINAL_EVENTS = FINAL_EVENTS
 
 
 def _response_from_stream(
@@ -418,3 +421,13 @@ def _response_from_stream(
     output = [done[i] for i in sorted(done)]
     body = {**started, "status": None, "output": output}
     return Reassembled(body=body, error=error, complete=False)
+
+
+def stream_completed(events: tuple[SseEvent, ...]) -> bool:
+    """A final event (`TERMINAL_EVENTS`, read from the JSON `type` as the SDK does) arrived."""
+    return any(text_of((obj(e.data) or {}).get("type")) in TERMINAL_EVENTS for e in events)
+
+
+def response_from_stream(events: tuple[SseEvent, ...]) -> dict[str, Any]:
+    """The response JSON the non-streaming call returns: the final event's `response`."""
+    return _response_from_stream(events, None, Problems("response")).body

@@ -238,3 +238,18 @@ def _json_or_text(decoded: Any, text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+
+
+def stream_completed(url: str, events: tuple[SseEvent, ...]) -> bool:
+    """The stream's terminal event arrived, by its protocol (each provider's
+    `TERMINAL_*` constant): the reply is whole, whoever closed the connection afterwards."""
+    api = api_of(url)
+    if api is None:
+        return False
+    check = {
+        "anthropic": anthropic.stream_completed,
+        "openai-responses": openai_responses.stream_completed,
+        "openai-chat": openai_chat.stream_completed,
+        "gemini": gemini_response.stream_completed,
+    }[api]
+    return check(events)
