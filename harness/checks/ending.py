@@ -12,12 +12,12 @@ from harness.checks.phrases import (
     NO_CONTENT,
     ClosingPhrases,
     contains_any,
+    technical_text,
 )
 from harness.checks.registry import rule
 from harness.checks.view import (
     Shape,
     answers,
-    any_limit,
     asks_tools,
     empty_reply,
     failed,
@@ -33,21 +33,39 @@ from harness.trace.model import WireCall
 # ---- L14 -------------------------------------------------------------------------------------
 
 
+def _budget_spent(query: QueryInput, found: Shape) -> bool:
+    """The query used its whole budget: the limit was reached, a closing call was made, or the
+    loop stopped while the model still asked for tools after running them `budget` times
+    (a loop that counts its own way, or stops without a closing call)."""
+    if found.limit is not None or found.closing:
+        return True
+    rounds = len({r.call for r in query.tool_runs}) if query.tool_runs is not None else 0
+    last = found.calls[-1] if found.calls else None
+    stopped_asking = last is not None and asks_tools(last)
+    return stopped_asking and (found.budget is None or rounds >= found.budget)
+
+
+def _any_budget_spent(data: CheckInput) -> bool:
+    budget = data.scenario.max_rounds if data.scenario is not None else None
+    return any(_budget_spent(q, shape(q, budget)) for q in data.queries)
+
+
 @rule(
     "L14",
     title="The closing answer",
-    description="When the budget ran out the answer is the closing reply's text: it explains "
-    "the limit, asks whether to continue, and never claims a write that was not executed "
-    "(Portuguese, English and Spanish by default; scenarios add phrases).",
+    description="When the budget ran out (closing call or not) the answer explains the limit, "
+    "asks whether to continue, never claims a write that was not executed, and is the closing "
+    "reply's text when there was one (Portuguese, English and Spanish by default; scenarios "
+    "add phrases).",
     needs="scenario",
-    applies=any_limit,
+    applies=_any_budget_spent,
 )
 def closing_answer_explains_and_asks(data: CheckInput) -> Iterator[Finding]:
     scenario = data.scenario
     assert scenario is not None
     for query in data.queries:
         found = shape(query, scenario.max_rounds)
-        if (found.limit is None and not found.closing) or query.error is not None:
+        if not _budget_spent(query, found) or query.error is not None:
             continue  # no closing answer to judge; an error is L15's
         closing = found.closing[0] if found.closing else None
         text = query.answer if query.answer is not None else _text(closing)
@@ -71,6 +89,8 @@ def _judge(
     number = closing.number if closing is not None else None
     if number is None and found.limit is not None:
         number = found.limit.number  # no closing call: the answer came after the limit call
+    if number is None and found.calls:
+        number = found.calls[-1].number  # the loop stopped here, the model still asking
     base = Finding(rule="L14", query=query.index, call=number, message="")
     shown = repr(short(text, 90)) if text.strip() else "no text"
     if closing is not None and answers(closing) and _flat(text) != _flat(closing.response.text):
@@ -116,7 +136,8 @@ def _expectation(scenario: Scenario, query: QueryInput) -> ClosingExpectation:
 
 def _writes_pending(scenario: Scenario, found: Shape) -> bool:
     """A pending request is a write, or a tool the scenario does not know (maybe one)."""
-    pending = found.limit.response.calls if found.limit is not None else ()
+    last = found.limit or (found.calls[-1] if found.calls and not found.closing else None)
+    pending = last.response.calls if last is not None and asks_tools(last) else ()
     tools = [scenario.tool(c.name) for c in pending]
     return any(tool is None or tool.effect == "write" for tool in tools)
 
@@ -136,8 +157,9 @@ def _answers_known(data: CheckInput) -> bool:
     "L15",
     title="No broken endings",
     description="The person never gets a technical error caused by the loop, a half sentence "
-    'written between rounds presented as the answer, an empty answer or a generic "no '
-    'content" message.',
+    "written between rounds presented as the answer (alone or joined with other lines), an "
+    'empty answer, a generic "no content" message, or a raw provider error, HTTP status line, '
+    "exception or traceback shown as the answer.",
     needs="run",
     applies=_answers_known,
 )
@@ -183,13 +205,25 @@ def _broken_answer(
             actual="no text",
         )
         return
+    technical = technical_text(answer)
+    if technical is not None:
+        yield replace(
+            base,
+            message=f"the answer is a technical error ({technical!r})",
+            expected="an answer, or a plain explanation that it could not answer",
+            actual=repr(short(answer, 90)),
+        )
+        return
     if final is not None and _flat(final) == _flat(answer):
         return
     interim = next(
         (
             c
             for c in calls
-            if asks_tools(c) and c.response.text.strip() and _flat(c.response.text) == _flat(answer)
+            if asks_tools(c)
+            and c.response.text.strip()
+            and _flat(c.response.text) in _flat(answer)
+            and (final is None or _flat(final) not in _flat(answer))
         ),
         None,
     )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from harness.chat import Message
 from harness.scenario.model import Provider, Scenario
+from harness.trace.chain import resolve_chains
 from harness.trace.model import ApiName, ParseProblem, Trace, WireCall, WireMessage
 from harness.trace.parse import ExchangeLike, api_of, parse_exchange
 
@@ -97,7 +98,9 @@ class CheckInput:
 def input_from_run(run: CellRun) -> CheckInput:
     """The checks' view of a cell: every model call numbered from 1 in the cell, each query's
     calls and tool runs, answers and errors, the saved chat and the scenario."""
-    calls, positions, problems = _numbered(run.exchanges)
+    numbered, positions, problems = _numbered(run.exchanges)
+    resolved = resolve_chains([call for _, call in numbered])
+    calls = [(seq, call) for (seq, _), call in zip(numbered, resolved, strict=True)]
     by_seq = {seq: call for seq, call in calls}
     scenario = run.cell.scenario
     queries = tuple(
@@ -187,6 +190,7 @@ def input_from_exchanges(
 
 
 def input_from_trace(trace: Trace, provider: Provider | None = None) -> CheckInput:
+    trace = replace(trace, calls=resolve_chains(trace.calls))
     return CheckInput(trace=trace, queries=infer_queries(trace.calls), provider=provider)
 
 

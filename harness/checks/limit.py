@@ -164,13 +164,19 @@ def _closing(found: Shape, number: int) -> Iterator[Finding]:
 # ---- L13 -------------------------------------------------------------------------------------
 
 
+def _any_closing(data: CheckInput) -> bool:
+    """A closing call was made in some query (without one, L12 says so and L13 is n/a)."""
+    budget = _budget(data)
+    return any(shape(query, budget).closing for query in data.queries)
+
+
 @rule(
     "L13",
     title="The order in the system instructions",
     description="The closing call's system instructions are the usual system prompt plus the "
     "step-limit order; no tool result carries an order.",
     needs="wire",
-    applies=any_limit,
+    applies=_any_closing,
 )
 def closing_order_in_system_instructions(data: CheckInput) -> Iterator[Finding]:
     scenario_system = data.scenario.system if data.scenario is not None else None

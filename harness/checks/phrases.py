@@ -156,6 +156,31 @@ def accented(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text.replace("\u2019", "'")).casefold().split())
 
 
+# Text that is a technical error, not an answer a person can use (L15): the SDKs' exception
+# text (`Error code: 500 - {'type': 'error', …}` is how anthropic and openai format an
+# APIStatusError), a raw provider error envelope, an HTTP status line, a Python traceback or an
+# exception repr. Shapes, not words: "no errors in your log" is an answer.
+TECHNICAL_PATTERNS = (
+    re.compile(r"\bError code: \d{3}\b"),
+    re.compile(r"""['"]type['"]\s*:\s*['"](?:error|[a-z_]+_error)['"]"""),
+    re.compile(r"""['"]error['"]\s*:\s*\{"""),
+    re.compile(r"\bHTTP/\d(?:\.\d)?\s+[1-5]\d\d\b"),
+    re.compile(r"Traceback \(most recent call last\)"),
+    re.compile(r"\b[A-Z][A-Za-z]*(?:Error|Exception)\((?:['\"]|\w+=)"),
+    re.compile(r"\b(?:[a-z_]+\.)+[A-Z][A-Za-z]*(?:Error|Exception)\b"),
+    re.compile(r"^\s*[A-Z][A-Za-z]*(?:Error|Exception): ", re.M),
+)
+
+
+def technical_text(text: str) -> str | None:
+    """The first technical-error shape in `text` (a short excerpt), or None."""
+    for pattern in TECHNICAL_PATTERNS:
+        found = pattern.search(text)
+        if found:
+            return found.group(0).strip()
+    return None
+
+
 def contains_any(text: str, phrases: Iterable[str]) -> str | None:
     """The first phrase found in `text` (both normalised), or None."""
     plain = normalise(text)

@@ -15,6 +15,7 @@ from tests.checks.support import (
     Body,
     conversation,
     drop_calls,
+    drop_calls_after_tools,
     drop_first_round,
     drop_tool_choice,
     edit_query,
@@ -88,8 +89,15 @@ def stop_at(call: int, value: str = "", error: str | None = None) -> Break:
     return then(lambda run, _: drop_calls(run, call), answer(value, error))
 
 
-def interim_answer(call: int) -> Break:
-    """The loop leaves before `call` and hands back the previous reply's interim text."""
+def stop_after_tools(call: int, value: str) -> Break:
+    """The loop runs the tools the reply before `call` asked for, then stops without `call`
+    (nor any closing call) and hands back `value`."""
+    return then(lambda run, _: drop_calls_after_tools(run, call), answer(value))
+
+
+def interim_answer(call: int, suffix: str = "") -> Break:
+    """The loop leaves before `call` and hands back the previous reply's interim text (with
+    `suffix` after it: debug lines a loop joined to it)."""
 
     def apply(run: CellRun, provider: Provider) -> CellRun:
         previous = sorted(run.exchanges, key=lambda e: e.seq)[call - 2]
@@ -99,7 +107,7 @@ def interim_answer(call: int) -> Break:
             "openai": lambda: body["output"][0]["content"][0]["text"],
             "gemini": lambda: body["candidates"][0]["content"]["parts"][0]["text"],
         }[provider]()
-        return stop_at(call, said)(run, provider)
+        return stop_at(call, said + suffix)(run, provider)
 
     return apply
 

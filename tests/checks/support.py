@@ -123,6 +123,16 @@ def drop_calls(run: CellRun, first: int) -> CellRun:
     return run
 
 
+def drop_calls_after_tools(run: CellRun, first: int) -> CellRun:
+    """The run as if the loop had run the tools of call `first - 1`'s reply and then stopped,
+    without model call `first` (a loop that counts its budget in tool runs)."""
+    for old in _exchanges(run)[first - 1 :]:
+        run = _swap_exchange(run, old, None)
+    for index in range(len(run.queries)):
+        run = edit_runs(run, lambda runs: [r for r in runs if r.after_call < first], index)
+    return run
+
+
 def repeat_call(run: CellRun, call: int) -> CellRun:
     """Model call `call` sent once more at the end of its query."""
     old = _exchanges(run)[call - 1]

@@ -48,6 +48,7 @@ from tests.checks.breaks import (
     reverse_results,
     reversed_runs,
     sign_text,
+    stop_after_tools,
     stop_at,
     swap_contents,
     text,
@@ -99,6 +100,10 @@ TRIM = "gemini_request_over_size_limit"
 NO_IDS = "gemini_calls_without_ids"
 PT = "gymnasia_portuguese_goal"
 ORDER = f"{NOT_EXECUTED_RESULT} Answer with what you already know and ask whether to continue."
+RAW_ERROR = (
+    "Error code: 500 - {'type': 'error', 'error': {'type': 'api_error', 'message': "
+    "'Internal server error'}}"
+)
 
 CASES = [
     Case("wire.parse", "unknown item", ONE, request(2, unknown_item), says="unknown"),
@@ -354,6 +359,13 @@ CASES = [
         answer("I reached the step limit. Shall I continue?"),
         says="not the closing reply",
     ),
+    Case(
+        "L14",
+        "canned limit sentence, no closing call",
+        READ,
+        stop_after_tools(3, "Maximum rounds reached, try something simpler."),
+        says="ask whether to continue",
+    ),
     # L15 — no broken endings
     Case(
         "L15",
@@ -363,6 +375,34 @@ CASES = [
         says="technical error",
     ),
     Case("L15", "interim half sentence", READ, interim_answer(4), says="half sentence"),
+    Case(
+        "L15",
+        "interim joined with debug lines",
+        READ,
+        interim_answer(4, "\n[debug] round 3/2, tools pending: get_week_plan"),
+        says="half sentence",
+    ),
+    Case(
+        "L15",
+        "raw provider error shown",
+        READ,
+        stop_at(4, RAW_ERROR),
+        says="technical error",
+    ),
+    Case(
+        "L15",
+        "traceback shown",
+        READ,
+        stop_at(4, "Traceback (most recent call last):\n  File \"app.py\", line 3\nKeyError: 'x'"),
+        says="technical error",
+    ),
+    Case(
+        "L15",
+        "exception repr shown",
+        READ,
+        stop_at(4, "Sorry: RateLimitError('rate limited, retry later')"),
+        says="technical error",
+    ),
     Case("L15", "empty answer", READ, stop_at(4, ""), says="empty"),
     Case(
         "L15",
@@ -656,3 +696,44 @@ def test_gemini_changed_call_is_one_finding_of_l5(runs: Runs) -> None:
     bad = request(2, changed_argument)(runs.get(ONE, "gemini"), "gemini")
     rules = {f.rule for f in findings(bad)}
     assert "L5" in rules and "gemini.content_unchanged" not in rules
+
+
+@pytest.mark.parametrize(
+    "answer_text",
+    [
+        "Your log shows no errors: bench press went up 2.5 kg.",
+        "I hit an error in my reasoning earlier; the corrected plan is 3x5 at 80 kg.",
+        "HTTP is how apps talk; your squat is 120 kg.",
+        "The ValueError in your spreadsheet aside, your record is 150 kg.",
+    ],
+)
+def test_ordinary_answers_that_mention_errors_are_not_technical(
+    runs: Runs, answer_text: str
+) -> None:
+    run = runs.get(ONE, "anthropic")
+    changed = closing_or_final_answer(run, answer_text)
+    assert not [f for f in findings(changed) if f.rule == "L15"], explain(findings(changed))
+
+
+def closing_or_final_answer(run: object, value: str) -> object:
+    """The final reply says `value`, and that is the answer handed back."""
+    from tests.checks.breaks import closing_text
+
+    return closing_text(2, value)(run, "anthropic")  # type: ignore[arg-type]
+
+
+def test_l13_is_not_applicable_without_a_closing_call(runs: Runs) -> None:
+    """A loop that stopped at the limit without a closing call fails L12; L13 has nothing to
+    judge (it used to say pass)."""
+    bad = stop_at(3, "Maximum rounds reached.")(runs.get(WRITE, "anthropic"), "anthropic")
+    assert verdicts(bad)["L12"] == "fail" and verdicts(bad)["L13"] == "n/a"
+    assert verdicts(runs.get(WRITE, "anthropic"))["L13"] == "pass"
+
+
+def test_l14_judges_a_loop_that_counts_its_budget_its_own_way(runs: Runs) -> None:
+    """Stopping after running the tools `budget` times, with the model still asking, uses the
+    whole budget: the answer is judged, and a good one passes."""
+    text = "I reached the step limit for this answer; the week plan is not read yet. Continue?"
+    good = stop_after_tools(3, text)(runs.get(READ, "anthropic"), "anthropic")
+    assert verdicts(good)["L14"] == "pass"
+    assert not [f for f in findings(good) if f.rule == "L14"], explain(findings(good))
