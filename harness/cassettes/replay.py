@@ -19,6 +19,14 @@ from typing import Any
 from harness.cassettes.build import real_uri
 from harness.cassettes.cassette import Cassette, Interaction, RecordedResponse
 from harness.cassettes.drift import distance, endpoint, request_drift
+from harness.cassettes.reform import (
+    GEMINI_JSON_ACTION,
+    GEMINI_STREAM_ACTION,
+    STREAM_FIELDS,
+    asked_stream,
+    mismatched,
+    reformed,
+)
 from harness.endpoint.capture import Recorded
 from harness.endpoint.server import Answer, Incoming
 from harness.findings import Finding
@@ -40,6 +48,7 @@ class SentRequest:
     method: str
     uri: str
     body: Any  # decoded JSON, or text, or None
+    asked_stream: bool | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +68,7 @@ class ReplayApp:
         self._lock = threading.Lock()
         self._sent: list[SentRequest] = []
         self._missing: list[Missing] = []
+        self._reformed: list[SentRequest] = []  # answered in the other form than recorded
 
     @property
     def sent(self) -> list[SentRequest]:
@@ -70,7 +80,13 @@ class ReplayApp:
         interactions = self.cassette.interactions
         if sent.call > len(interactions):
             return self._missing_response(sent)
-        return _served(interactions[sent.call - 1].response)
+        recorded = interactions[sent.call - 1].response
+        api = incoming.route.api if incoming.route is not None else None
+        if api is not None and mismatched(api, sent.asked_stream, recorded):
+            with self._lock:
+                self._reformed.append(sent)
+            return reformed(api, recorded, _served(recorded).headers)
+        return _served(recorded)
 
     def _note(self, incoming: Incoming) -> SentRequest:
         # Compared with the recording as the real API's URL (credentials already dropped):
@@ -82,6 +98,7 @@ class ReplayApp:
                 method=incoming.method,
                 uri=real_uri(self.provider, path),
                 body=_decoded(incoming.body),
+                asked_stream=asked_stream(incoming),
             )
             self._sent.append(sent)
         return sent
@@ -134,7 +151,9 @@ class ReplayApp:
         """Drift at each served call, every missing recording, and unused interactions."""
         sent, interactions = self.sent, self.cassette.interactions
         missing = {m.call: m for m in self._missing}
-        out: list[Finding] = []
+        with self._lock:
+            reformed = list(self._reformed)
+        out: list[Finding] = [self._mismatch_finding(reformed)] if reformed else []
         for request in sent:
             if request.call in missing:
                 out.append(
@@ -144,7 +163,10 @@ class ReplayApp:
                 )
                 continue
             recorded = interactions[request.call - 1].request
-            drift = request_drift(recorded, request.method, request.uri, request.body)
+            uri, body = request.uri, request.body
+            if request in reformed:  # the form asked is this notice's, not drift
+                uri, body = _in_recorded_form(recorded.uri, recorded.body, uri, body)
+            drift = request_drift(recorded, request.method, uri, body)
             if drift is not None:
                 out.append(
                     Finding(
@@ -159,6 +181,19 @@ class ReplayApp:
         if unused:
             out.append(self._unused_finding(len(sent), unused))
         return out
+
+    def _mismatch_finding(self, reformed: list[SentRequest]) -> Finding:
+        """One notice for the cell, naming the calls: the loop ignores `stream`."""
+        asked = "a stream" if reformed[0].asked_stream else "JSON (no stream)"
+        held = "JSON" if reformed[0].asked_stream else "a stream"
+        calls = ", ".join(str(r.call) for r in reformed)
+        return Finding(
+            rule=RULE_STREAM_MISMATCH,
+            call=reformed[0].call,
+            message=f"{self.cassette.path}: call(s) {calls} asked for {asked} where the "
+            f"recording holds {held}; the replay answered in the form asked, rebuilt from the "
+            "recording. The loop does not follow `call.stream` on this cell",
+        )
 
     def _unused_finding(self, used: int, unused: tuple[Interaction, ...]) -> Finding:
         numbers = (
@@ -199,3 +234,17 @@ def _decoded(raw: bytes) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+
+
+def _in_recorded_form(
+    recorded_uri: str, recorded_body: Any, uri: str, body: Any
+) -> tuple[str, Any]:
+    """The sent request with its stream switch as recorded (Gemini's action in the path, the
+    others' `stream` fields), so drift shows only what else differs."""
+    actions = (GEMINI_STREAM_ACTION, GEMINI_JSON_ACTION)
+    if any(a in recorded_uri for a in actions) and any(a in uri for a in actions):
+        uri = recorded_uri  # the action (and `alt=sse`) is the form asked
+    if isinstance(body, dict) and isinstance(recorded_body, dict):
+        body = {k: v for k, v in body.items() if k not in STREAM_FIELDS}
+        body.update({k: recorded_body[k] for k in STREAM_FIELDS if k in recorded_body})
+    return uri, body
