@@ -9,7 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.scenario.model import Ending, Script, ScriptedCall, played_turns
+from harness.scenario.model import Ending, Fault, Script, ScriptedCall, played_turns
+
+# A correct loop retries what the provider says to retry, as the SDKs do: the harness's clients
+# make at most 2 retries after the first attempt (the Anthropic and OpenAI SDKs' default
+# `max_retries=2`, and google-genai given the same, harness.providers.gemini_retry_options). A
+# step that fails more often than that ends the query in an error the loop must admit (L15).
+SDK_RETRIES = 2
+RETRIED_FAULTS = frozenset({"rate_limit", "server_error", "overloaded"})
+
+
+def outlasts_retries(fault: Fault | None) -> bool:
+    """The provider keeps failing this step past every retry a correct loop makes."""
+    return fault is not None and fault.kind in RETRIED_FAULTS and fault.times > SDK_RETRIES
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,10 +42,13 @@ def derive_outcome(script: Script, max_rounds: int) -> Outcome:
     executed: list[ScriptedCall] = []
     for index, turn in enumerate(played_turns(script.turns, max_rounds + 1)):
         played = min(index + 1, len(script.turns))
+        if outlasts_retries(turn.fault):
+            return _outcome("error", index, executed, (), played)
         if turn.is_answer:
             return _outcome("answer", index, executed, (), played)
         if index == max_rounds:
-            return _outcome("step_limit", max_rounds, executed, turn.calls, played)
+            ending: Ending = "error" if outlasts_retries(script.closing_fault) else "step_limit"
+            return _outcome(ending, max_rounds, executed, turn.calls, played)
         executed.extend(turn.calls)
     rounds = len(script.turns)
     return _outcome(

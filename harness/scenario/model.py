@@ -9,7 +9,7 @@ from typing import Any, Literal, TypeAlias
 from harness.chat import Message
 
 Provider: TypeAlias = Literal["anthropic", "openai", "gemini"]
-Ending: TypeAlias = Literal["answer", "step_limit"]
+Ending: TypeAlias = Literal["answer", "step_limit", "error"]
 FaultKind: TypeAlias = Literal["rate_limit", "server_error", "overloaded", "stream_cut", "slow"]
 # `until_limit`: the turn is played again on every later call that allows tools, until the
 # loop's own budget is spent and it makes its closing call (budget-relative scripts).
