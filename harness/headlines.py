@@ -353,9 +353,9 @@ def title_of(rule: str, titles: Mapping[str, str]) -> str:
 
 
 def titled(rule: str, titles: Mapping[str, str]) -> str:
-    """`L10 “OpenAI keeps no state (openai-responses)”`, or the bare id when it has no title."""
+    """`L10 [OpenAI keeps no state (openai-responses)]`, or the bare id when it has no title."""
     title = title_of(rule, titles)
-    return f"{rule} “{title}”" if title else rule
+    return f"{rule} [{title}]" if title else rule
 
 
 # ---- trails from a results file or a run --------------------------------------------------------

@@ -216,7 +216,7 @@ def test_title_of_a_rule_or_its_group(rule: str, title: str) -> None:
 
 
 def test_titled_shows_the_id_then_its_title() -> None:
-    assert titled("L10", TITLES) == "L10 “OpenAI keeps no state”"
+    assert titled("L10", TITLES) == "L10 [OpenAI keeps no state]"
     assert titled("L99", TITLES) == "L99"
 
 

@@ -19,14 +19,23 @@ def _short(text: str, width: int = ANSWER_WIDTH) -> str:
 
 
 def print_progress(number: int, total: int, run: CellRun, findings: Sequence[Finding]) -> None:
-    verdict = "ok" if not findings else f"{len(findings)} finding(s)"
+    """The cell's line, then its findings grouped by root cause: each headline with its title,
+    and the findings it caused indented under it (`harness.headlines`)."""
+    from harness.headlines import run_trail
+    from harness.report.console import catalogue_titles, headline_count, headline_lines
+    from harness.results.build import finding_record
+
+    records = [finding_record(f) for f in findings]
+    trail = run_trail(run) if findings else None
+    verdict = "ok" if trail is None else headline_count(records, trail)
     print(
         f"[{number}/{total}] {terminal_safe(run.cell.id):<52} {verdict:<14} {run.elapsed:6.2f}s",
         file=sys.stderr,
         flush=True,
     )
-    for finding in findings:
-        print(f"    {terminal_safe(finding.line())}", file=sys.stderr)
+    if trail is not None:
+        for line in headline_lines(records, trail, catalogue_titles()):
+            print(f"    {terminal_safe(line)}", file=sys.stderr)
 
 
 def print_table(results: Sequence[tuple[CellRun, Sequence[Finding]]]) -> None:

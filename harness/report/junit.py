@@ -1,14 +1,17 @@
 """JUnit XML for CI: one testsuite per provider, one testcase per scenario × provider × stream
-variant; a cell with findings is a failure carrying every finding's rule and evidence. Reads
-only a results file."""
+variant; a cell with findings is a failure carrying every finding's rule and evidence, grouped
+under its headlines (`harness.headlines`): the message names the headline rules with their
+titles, the text lists each headline with its consequences under it. Reads only a results
+file."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from harness.report.console import finding_line
+from harness.headlines import cell_trail, group, titled
+from harness.report.console import finding_line, headline_lines, rule_titles
 from harness.report.controls import visible_controls
 from harness.report.view import providers_of
 from harness.results.files import write_text_atomic
@@ -46,11 +49,12 @@ def _suite(root: ET.Element, results: Results, cells: Sequence[CellResult], prov
     props = ET.SubElement(suite, "properties")
     for name, value in (("source", results.run.source), ("loop", results.run.loop)):
         ET.SubElement(props, "property", name=name, value=value)
+    titles = rule_titles(results.rules)
     for cell in cells:
-        _case(suite, cell)
+        _case(suite, cell, titles)
 
 
-def _case(suite: ET.Element, cell: CellResult) -> None:
+def _case(suite: ET.Element, cell: CellResult, titles: Mapping[str, str]) -> None:
     case = ET.SubElement(
         suite,
         "testcase",
@@ -59,14 +63,18 @@ def _case(suite: ET.Element, cell: CellResult) -> None:
         time=f"{cell.timing.elapsed:.3f}",
     )
     if cell.findings:
-        rules = list(dict.fromkeys(f.rule for f in cell.findings))
+        trail = cell_trail(cell)
+        heads = group(cell.findings, trail)
+        rules = list(dict.fromkeys(h.finding.rule for h in heads))
+        count = f"{len(cell.findings)} finding(s) under {len(heads)} headline(s)"
         failure = ET.SubElement(
             case,
             "failure",
-            message=f"{', '.join(rules)}: {finding_line(cell.findings[0])}",
+            message=f"{', '.join(titled(r, titles) for r in rules)}: "
+            f"{finding_line(heads[0].finding)} ({count})",
             type=rules[0],
         )
-        failure.text = "\n".join(finding_line(f) for f in cell.findings)
+        failure.text = "\n".join(headline_lines(cell.findings, trail, titles))
     out = [f"{cell.scenario.title} · {cell.model} · source {cell.source}"]
     for q in cell.queries:
         out.append(f"user message {q.index + 1}: {q.message}")

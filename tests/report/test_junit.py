@@ -57,8 +57,9 @@ def test_failures_carry_rule_ids_and_evidence() -> None:
     failure = case.find("failure")
     assert failure is not None and failure.text is not None
     message = failure.get("message") or ""
-    assert message.startswith("expect.ending, expect.rounds") and "L12" in message
+    assert message.startswith("L3 [Round budget]: ") and "under 1 headline(s)" in message
     assert "L12 at call 3" in failure.text and "expected" in failure.text
+    assert "  ↳ [One closing call, text only] L12 at call 3" in failure.text
 
 
 def test_finding_line_says_where_what_and_expected_versus_sent() -> None:
@@ -87,6 +88,7 @@ def test_console_summary_fits_one_screen() -> None:
     assert len(lines) <= 24 and all(len(line) <= 160 for line in lines)
     assert lines[0].startswith("500 cell(s): ")
     assert any(line.startswith("failing rules (cells): ") for line in lines)
+    assert any(line.startswith("headline rules (cells): ") for line in lines)
     assert lines[-1].startswith("  … and ") and "more cell(s) with findings" in lines[-1]
 
 
