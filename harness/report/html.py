@@ -16,6 +16,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
+from harness.headlines import title_of
 from harness.report.changes import compare
 from harness.report.controls import visible_controls
 from harness.report.view import (
@@ -73,6 +74,7 @@ def pre_text(text: str) -> Markup:
 def render_html(results: Results, previous: Results | None = None) -> str:
     providers = providers_of(results)
     order = {rule.id: i for i, rule in enumerate(results.rules)}
+    titles = {rule.id: rule.title for rule in results.rules}
     template = _environment().get_template("report.html.j2")
     # The templates hold no control characters: any in the page came from model or tool text.
     return visible_controls(
@@ -88,6 +90,7 @@ def render_html(results: Results, previous: Results | None = None) -> str:
             rule_rows=rule_rows(results, providers),
             changes=compare(previous, results) if previous is not None else None,
             cells=[cell_view(c, order) for c in results.cells],
+            rule_title=lambda rule: title_of(rule, titles),
         )
     )
 

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.headlines import Headline, cell_trail, group, trail_of
+from harness.headlines import call_of as _call_of
 from harness.report.controls import FORBIDDEN, json_escape
 from harness.results.model import (
     CallRecord,
@@ -50,6 +52,7 @@ class Chip:
     verdict: str
     findings: int
     drift: int
+    headlines: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,6 +104,7 @@ def scenario_rows(results: Results, providers: Sequence[str]) -> list[ScenarioRo
                 verdict=cell.verdict,
                 findings=len(cell.findings),
                 drift=len(cell.drift),
+                headlines=len(group(cell.findings, cell_trail(cell))) if cell.findings else 0,
             )
         )
     return list(rows.values())
@@ -152,6 +156,26 @@ class QueryView:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Role:
+    """How a finding box presents its finding: a headline (`cause` empty), or a consequence of
+    `cause` (a rule id) by the named relation, which `why` explains."""
+
+    headline: str  # the rule of the headline it belongs to
+    anchor: str  # where that headline is shown
+    cause: str = ""
+    relation: str = ""
+    why: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeadlineView:
+    finding: FindingRecord
+    anchor: str  # the element the headline is shown at (its call, or its user message)
+    where: str  # "call 2", "user message 1" or "run"
+    consequences: list[tuple[FindingRecord, Role]]
+
+
+@dataclass(frozen=True, kw_only=True)
 class CellView:
     cell: CellResult
     anchor: str
@@ -160,13 +184,68 @@ class CellView:
     queries: list[QueryView]
     findings: list[FindingRecord]  # about the whole cell
     drift: list[DriftRecord] = field(default_factory=list)  # not tied to a call
+    headlines: list[HeadlineView] = field(default_factory=list)
+    roles: dict[int, Role] = field(default_factory=dict)  # id(finding) -> its role
+
+    def role(self, finding: FindingRecord) -> Role | None:
+        return self.roles.get(id(finding))
+
+
+def headline_views(cell: CellResult) -> tuple[list[HeadlineView], dict[int, Role]]:
+    """The cell's findings grouped by root cause (`harness.headlines`), each headline linked
+    to where it is shown, and every finding's role."""
+    heads = group(cell.findings, cell_trail(cell))
+    views: list[HeadlineView] = []
+    roles: dict[int, Role] = {}
+    for head in heads:
+        where = _where(cell, head)
+        roles[id(head.finding)] = Role(headline=head.finding.rule, anchor=where)
+        consequences = []
+        for c in head.consequences:
+            role = Role(
+                headline=head.finding.rule,
+                anchor=where,
+                cause=c.cause.rule,
+                relation=c.relation.name,
+                why=c.relation.why,
+            )
+            roles[id(c.finding)] = role
+            consequences.append((c.finding, role))
+        views.append(
+            HeadlineView(
+                finding=head.finding,
+                anchor=where,
+                where=_where_text(head),
+                consequences=consequences,
+            )
+        )
+    return views, roles
+
+
+def _where_text(head: Headline[FindingRecord]) -> str:
+    if head.place.call is not None:
+        return f"call {head.place.call}"
+    if head.place.query is not None:
+        return f"user message {head.place.query + 1}"
+    return "run"
+
+
+def _where(cell: CellResult, head: Headline[FindingRecord]) -> str:
+    base = anchor(cell.id)
+    if head.place.call is not None:
+        return f"{base}-call-{head.place.call}"
+    if head.place.query is not None:
+        return f"{base}-q{head.place.query + 1}"
+    return base
 
 
 def cell_view(cell: CellResult, order: Mapping[str, int] | None = None) -> CellView:
     """`order`: rule id -> its place in the catalogue, for listing failed rules."""
     exchanges = {e.seq: e for e in cell.exchanges}
     numbers = {c.number for c in cell.calls}
-    at_call = {id(f): call_of(f, cell.calls) for f in cell.findings}
+    sites = cell_trail(cell).calls
+    at_call = {id(f): _call_of(f, sites) for f in cell.findings}
+    headlines, roles = headline_views(cell)
     queries = [_query_view(cell, q, exchanges, at_call) for q in cell.queries]
     placed = {id(f) for q in queries for f in q.findings} | {
         id(f) for q in queries for c in q.calls for f in c.findings
@@ -178,15 +257,17 @@ def cell_view(cell: CellResult, order: Mapping[str, int] | None = None) -> CellV
     return CellView(
         cell=cell,
         anchor=anchor(cell.id),
-        search=_search_text(cell, fail_rules),
+        search=_search_text(cell, fail_rules, [h.finding.rule for h in headlines]),
         fail_rules=fail_rules,
         queries=queries,
         findings=[f for f in cell.findings if id(f) not in placed],
         drift=[d for d in cell.drift if d.call not in numbers],
+        headlines=headlines,
+        roles=roles,
     )
 
 
-def _search_text(cell: CellResult, fail_rules: Sequence[str]) -> str:
+def _search_text(cell: CellResult, fail_rules: Sequence[str], headlines: Sequence[str]) -> str:
     words = [
         cell.id,
         cell.scenario.title,
@@ -194,6 +275,7 @@ def _search_text(cell: CellResult, fail_rules: Sequence[str]) -> str:
         f"provider:{cell.provider}",
         f"verdict:{cell.verdict}",
         *(f"fail:{r}" for r in fail_rules),
+        *(f"headline:{r}" for r in dict.fromkeys(headlines)),
         *(f.rule for f in cell.findings),
         *(f.message for f in cell.findings),
         *("drift" for _ in cell.drift[:1]),
@@ -204,14 +286,7 @@ def _search_text(cell: CellResult, fail_rules: Sequence[str]) -> str:
 def call_of(finding: FindingRecord, calls: Sequence[CallRecord]) -> int | None:
     """The call a finding concerns: its own `call`, or for an API rejection (which the source
     reports without a number) the failed call whose error message it quotes."""
-    if finding.call is not None or not finding.rule.startswith("api."):
-        return finding.call
-    for call in calls:
-        error = call.response.error
-        status = call.response.status or 0
-        if status >= 400 and error and error in finding.message:
-            return call.number
-    return None
+    return _call_of(finding, trail_of(calls, ()).calls)
 
 
 def _query_view(

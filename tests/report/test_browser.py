@@ -142,3 +142,17 @@ def test_a_bidi_override_is_shown_visibly(tmp_path: Path) -> None:
     assert opened.count(BIDI_SHOWN) >= 3  # answer, tool result, finding
     assert 'class="json indented"' in opened  # the raw request was parsed and indented…
     assert '"note": "invoice\\u202etxt.exe\\u202c' in opened  # …and its escapes kept
+
+
+def test_a_failing_cell_opens_on_its_headline_with_consequences(
+    tmp_path: Path, report: Path
+) -> None:
+    cell = anchor("limit_reached_pending_write[openai]")
+    dom = _dom(tmp_path, report, f"focus={cell}")
+    opened = dom.split(f'id="{cell}"', 1)[1].split("<template>", 1)[0]
+    summary = opened.split("</summary>", 1)[0]
+    assert '<span class="headline-rule">L3 <span class="rule-title">Round budget</span>' in summary
+    headlines = opened.split('<section class="headlines">', 1)[1].split("</section>", 1)[0]
+    assert "1 headline · " in headlines and 'class="consequences"' in headlines
+    assert f'href="#{cell}-call-2"' in headlines and "follows from L3 (round count)" in headlines
+    assert 'class="finding consequence"' in opened and 'class="finding headline"' in opened
