@@ -154,10 +154,14 @@ def test_a_failure_shows_the_rule_its_evidence_and_the_transcript(
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            f"{LIMIT}[[]anthropic[]]: * finding(s) · scripted · loop skips_closing_call:run *",
-            "expect.ending at run: *(expected 'step_limit'; sent 'answer')",
-            "L12 at call 2: *no closing call followed (expected one closing call with tool "
-            "choice none; sent no closing call)",
+            f"{LIMIT}[[]anthropic[]]: * finding(s) under * headline(s) · scripted · "
+            "loop skips_closing_call:run *",
+            "[[]Pending requests answered, not executed[]] L11 at call 2 *",
+            "  ↳ [[]One closing call, text only[]] L12 at call 2: *no closing call followed "
+            "(expected one closing call with tool choice none; sent no closing call) · follows "
+            "from L11 (step-limit handling)",
+            "  ↳ [[]Scenario expectations[]] expect.ending at *(expected 'step_limit'; sent "
+            "'answer') · follows from L11 (expectations)",
             "transcript (all 2 model call(s)):",
             "  user message 1",
             "  call 1 (anthropic): tools [[]get_personal_record, save_goal[]] · tool choice unset",
@@ -171,6 +175,16 @@ def test_a_failure_shows_the_rule_its_evidence_and_the_transcript(
         ]
     )
     assert "Traceback" not in result.stdout.str()
+
+
+def test_the_failure_summary_names_the_headlines_with_their_titles() -> None:
+    from harness.findings import Finding
+    from harness.pytest_plugin.excerpt import failure_summary
+
+    found = [Finding(rule="L13", message="m", call=4), Finding(rule="L11", message="m", call=4)]
+    assert failure_summary(found) == (
+        "2 finding(s) under 1 headline(s): L11 [Pending requests answered, not executed]"
+    )
 
 
 BAD_OPTIONS = [
@@ -252,7 +266,7 @@ def test_new_episodes_rerecords_a_cell_that_left_its_recording(project: pytest.P
 
     once = project.runpytest("--harness", *cell, "--harness-record-mode", "once")
     once.assert_outcomes(failed=1)  # the file exists: once never records over it
-    once.stdout.fnmatch_lines(["replay.missing_recording at call 2*has no recording left*"])
+    once.stdout.fnmatch_lines(["*replay.missing_recording at call 2*has no recording left*"])
 
     episodes = project.runpytest("--harness", *cell, "--harness-record-mode", "new_episodes")
     episodes.assert_outcomes(passed=1)
@@ -273,7 +287,7 @@ def test_drift_warns_and_fails_when_strict(project: pytest.Pytester) -> None:
     lenient.stdout.fnmatch_lines(["*HarnessDriftWarning*replay.drift at call 1*max_tokens*"])
     strict = project.runpytest("--harness", *cell, "--harness-strict")
     strict.assert_outcomes(failed=1)
-    strict.stdout.fnmatch_lines(["replay.drift at call 1*max_tokens*"])
+    strict.stdout.fnmatch_lines(["[[]Matches the recording[]] replay.drift at call 1*max_tokens*"])
 
 
 def test_runs_under_xdist_recording_per_worker(project: pytest.Pytester) -> None:
@@ -292,7 +306,7 @@ def test_runs_under_xdist_recording_per_worker(project: pytest.Pytester) -> None
     result.stdout.fnmatch_lines(
         [
             "2 workers [[]4 items[]]",
-            "L12 at call 2: *no closing call followed*",
+            "*L12 at call 2: *no closing call followed*",
             "harness: 4 cell(s): 4 recorded (written)",
         ]
     )

@@ -1,4 +1,5 @@
-"""What a failing item prints: each finding with its evidence, then an excerpt of the cell's
+"""What a failing item prints: the findings grouped under their headlines (each with its rule's
+title and evidence, the findings it caused indented under it), then an excerpt of the cell's
 transcript as it reached the wire — the last model calls (and any call a finding names), each
 with what the loop sent since the previous turn (the user message, tool results) and what came
 back (tool requests with their ids, text, an error), then the final answer."""
@@ -9,6 +10,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 
 from harness.findings import Finding
+from harness.headlines import group, titled
 from harness.results.model import CallRecord, MessageRecord, ResponseRecord, ToolCallRecord
 from harness.runner import CellRun
 
@@ -17,15 +19,34 @@ TEXT_WIDTH = 160
 
 
 def failure_text(run: CellRun, findings: Sequence[Finding], how: str, loop: str) -> str:
-    head = f"{run.cell.id}: {len(findings)} finding(s) · {how} · loop {loop} · model {run.model}"
-    lines = [head, "", *(f.line() for f in findings), "", *transcript_excerpt(run, findings)]
-    return "\n".join(lines)
+    """The findings grouped by root cause (each headline with its title, its consequences
+    indented under it), then the transcript excerpt."""
+    from harness.headlines import run_trail
+    from harness.report.console import catalogue_titles, headline_lines
+    from harness.results.build import finding_record
+
+    records = [finding_record(f) for f in findings]
+    trail = run_trail(run)
+    heads = len(group(records, trail))
+    head = (
+        f"{run.cell.id}: {len(findings)} finding(s) under {heads} headline(s) · {how} · "
+        f"loop {loop} · model {run.model}"
+    )
+    grouped = headline_lines(records, trail, catalogue_titles())
+    return "\n".join([head, "", *grouped, "", *transcript_excerpt(run, findings)])
 
 
-def failure_summary(findings: Sequence[Finding]) -> str:
-    """One line for pytest's short summary and JUnit's failure message: the rules broken."""
-    rules = list(dict.fromkeys(f.rule for f in findings))
-    return f"{len(findings)} finding(s): {', '.join(rules)}"
+def failure_summary(findings: Sequence[Finding], run: CellRun | None = None) -> str:
+    """One line for pytest's short summary and JUnit's failure message: the headline rules with
+    their titles (every rule broken when the run is not given)."""
+    from harness.headlines import Trail, run_trail
+    from harness.report.console import catalogue_titles
+
+    trail = run_trail(run) if run is not None else Trail()
+    heads = group(findings, trail)
+    rules = list(dict.fromkeys(h.finding.rule for h in heads))
+    named = ", ".join(titled(r, catalogue_titles()) for r in rules)
+    return f"{len(findings)} finding(s) under {len(heads)} headline(s): {named}"
 
 
 def transcript_excerpt(run: CellRun, findings: Iterable[Finding] = ()) -> list[str]:

@@ -120,7 +120,7 @@ class ScenarioItem(pytest.Item):
             played = error.played
             loop = self.config.stash[SETTINGS].loop or "reference"
             text = redact(failure_text(played.run, played.findings, played.describe(), loop))
-            summary = redact(failure_summary(played.findings))
+            summary = redact(failure_summary(played.findings, played.run))
             return CellFailure(text, Crash(str(self.path), summary))
         if isinstance(error, HarnessError):
             return redact(f"{self.cell.id}: {error}")  # a harness or input error: one line
