@@ -24,7 +24,12 @@ LIMIT = (
 
 def run(call: LoopCall) -> LoopResult:
     """The contract: one user message in, the answer and the saved chat out."""
-    return {"anthropic": _anthropic, "openai": _openai, "gemini": _gemini}[call.provider](call)
+    loop = {"anthropic": _anthropic, "openai": _openai, "gemini": _gemini}[call.provider]
+    try:
+        return loop(call)
+    except Exception as exc:  # a provider error is reported, never shown as the answer (L15)
+        chat = (*call.history, UserMessage(text=call.message))
+        return LoopResult(answer="", chat=chat, error=f"{type(exc).__name__}: {exc}")
 
 
 def _run_tool(call: LoopCall, name: str, args: dict[str, Any]) -> tuple[str, bool]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
-from harness.chat import AssistantMessage, Message
+from harness.chat import AssistantMessage, Message, ToolMessage
 from harness.checks.input import CheckInput, QueryInput
 from harness.checks.registry import rule
 from harness.checks.view import (
@@ -22,7 +22,7 @@ from harness.checks.view import (
     wire_entries,
 )
 from harness.findings import Finding
-from harness.loop.selection import MAX_SELECTED_MESSAGES, select_context
+from harness.loop.selection import select_context
 from harness.trace.model import WireCall, WireMessage
 
 # ---- L7 --------------------------------------------------------------------------------------
@@ -35,16 +35,17 @@ def _with_history(data: CheckInput) -> bool:
 @rule(
     "L7",
     title="One selection rule",
-    description="Each query sends the selection of the saved chat: at most the last "
-    f"{MAX_SELECTED_MESSAGES} messages, cut only where a user message starts, in order, no user "
-    "message or text left out (saved tool chains may be flattened to their text; Gemini may "
-    "trim whole old exchanges, L9).",
+    description="Each query sends a selection of the saved chat: a suffix of at most the "
+    "context window (20 by default, a product setting) that cuts no tool chain, in order, no "
+    "user message or text left out (saved tool chains may be flattened to their text; Gemini "
+    "may trim whole old exchanges, L9).",
     needs="scenario",
     applies=_with_history,
 )
 def context_is_the_selection(data: CheckInput) -> Iterator[Finding]:
     assert data.scenario is not None
     trims = data.scenario.gemini_max_request_bytes is not None
+    window = data.scenario.context_window
     for query in data.queries:
         calls = logical_calls(query.calls)
         if query.history is None or not calls:
@@ -53,11 +54,28 @@ def context_is_the_selection(data: CheckInput) -> Iterator[Finding]:
         sent_split = split(first.request, query.message)
         if sent_split.user is None:
             continue  # the user message itself is missing: L8 says so
-        selected = [m for m in select_context(query.history) if not _empty(m)]
-        expected = chat_entries(selected)
+        saved = [m for m in query.history if not _empty(m)]
+        reference = chat_entries([m for m in select_context(query.history) if not _empty(m)])
+        legal = [chat_entries(saved[start:]) for start in legal_starts(saved, window)]
         sent = wire_entries(sent_split.context)
         suffix_only = trims and first.request.api == "gemini"
-        yield from _compare(query, first, sent, expected, suffix_only)
+        yield from _compare(query, first, sent, reference, legal, suffix_only, window)
+
+
+def legal_starts(saved: Sequence[Message], window: int) -> list[int]:
+    """Where a selection the design allows may start: at most `window` messages from the end,
+    never inside a tool chain — not on a tool result (cut from the request that asked for it),
+    nor on the reply that follows a chain's results (cut from the chain it concludes)."""
+    first = max(0, len(saved) - window)
+    return [i for i in range(first, len(saved) + 1) if not _cuts_chain(saved, i)]
+
+
+def _cuts_chain(saved: Sequence[Message], start: int) -> bool:
+    if start >= len(saved):
+        return False
+    if isinstance(saved[start], ToolMessage):
+        return True
+    return start > 0 and isinstance(saved[start - 1], ToolMessage)
 
 
 def _empty(message: Message) -> bool:
@@ -68,31 +86,34 @@ def _compare(
     query: QueryInput,
     call: WireCall,
     sent: Sequence[Entry],
-    expected: Sequence[Entry],
+    reference: Sequence[Entry],
+    legal: Sequence[Sequence[Entry]],
     suffix_only: bool,
+    window: int,
 ) -> Iterator[Finding]:
     base = Finding(rule="L7", query=query.index, call=call.number, path="messages", message="")
-    if len(sent) > MAX_SELECTED_MESSAGES:
+    if len(sent) > window:
         yield replace(
             base,
             message=f"{len(sent)} saved messages were sent before the user message",
-            expected=f"at most {MAX_SELECTED_MESSAGES}",
+            expected=f"at most {window}",
             actual=str(len(sent)),
         )
-    starts = [0]
+    candidates: list[Sequence[Entry]] = [*legal, reference]
     if suffix_only:  # old exchanges trimmed from the front (L9 judges how), maybe all of them
-        users = [i for i, e in enumerate(expected) if e[0] == "user"]
-        starts = sorted({0, *users, len(expected)})
-    mismatches = [_mismatch(sent, expected[start:]) for start in starts]
+        users = [i for i, e in enumerate(reference) if e[0] == "user"]
+        candidates += [reference[start:] for start in sorted({*users, len(reference)})]
+    mismatches = [_mismatch(sent, expected) for expected in candidates]
     if None in mismatches:
         return
     mismatch = min(m for m in mismatches if m is not None)
     yield replace(
         base,
-        message="the context sent is not the selection of the saved chat "
-        f"(first difference at sent message {mismatch + 1})",
-        expected=f"{len(expected)} message(s) from "
-        + (describe_entry(expected[0]) if expected else "nothing"),
+        message="the context sent is no selection of the saved chat (a suffix of at most "
+        f"{window} messages that cuts no tool chain; first difference at sent message "
+        f"{mismatch + 1})",
+        expected=f"{len(reference)} message(s) from "
+        + (describe_entry(reference[0]) if reference else "nothing"),
         actual=f"{len(sent)} message(s) from " + (describe_entry(sent[0]) if sent else "nothing"),
     )
 

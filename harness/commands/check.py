@@ -8,6 +8,7 @@ import sys
 from harness.commands.common import scenario_paths
 from harness.errors import ScenarioError
 from harness.scenario import load_scenario
+from harness.settings import load_settings
 
 DESCRIPTION = """\
 Validate scenario files: the YAML, the JSON Schema (unknown keys, wrong types), declared tools,
@@ -32,9 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     bad = 0
     paths = scenario_paths(args.files)
+    settings = load_settings()
     for path in paths:
         try:
-            s = load_scenario(path)
+            s = load_scenario(path, settings)
         except ScenarioError as exc:
             bad += 1
             print(f"error {exc}", file=sys.stderr)

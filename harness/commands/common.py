@@ -4,11 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError, ScenarioError
 from harness.scenario import Scenario, load_scenario
+from harness.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from harness.runner import Cell
 
 DEFAULT_SCENARIO_DIR = Path("scenarios")
+
+
+def chosen_cells(
+    scenarios: Sequence[Scenario], providers: Sequence[str] | None, stream: str | None
+) -> list[Cell]:
+    """The cells to run: `--provider` / `--stream` when given, else `[tool.harness]`'s."""
+    from harness.runner import cells
+
+    settings = load_settings()
+    wanted = providers or settings.providers
+    variant = {"both": None, "on": True, "off": False}[stream or settings.stream]
+    return cells(scenarios, wanted, variant)  # type: ignore[arg-type]
 
 
 def scenario_paths(given: Sequence[str]) -> list[Path]:
@@ -34,8 +51,10 @@ def scenario_paths(given: Sequence[str]) -> list[Path]:
     return paths
 
 
-def load_all(given: Sequence[str]) -> list[Scenario]:
-    scenarios = [load_scenario(p) for p in scenario_paths(given)]
+def load_all(given: Sequence[str], settings: Settings | None = None) -> list[Scenario]:
+    """Every scenario named, with the project's `[tool.harness]` defaults applied."""
+    settings = settings or load_settings()
+    scenarios = [load_scenario(p, settings) for p in scenario_paths(given)]
     seen: dict[str, str] = {}
     for s in scenarios:
         if s.id in seen:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.commands.common import load_all
+from harness.commands.common import chosen_cells, load_all
 from harness.commands.run import add_run_options, parse_models
 from harness.errors import HarnessError
 from harness.tempfiles import clean_before_recording
@@ -97,7 +97,7 @@ class _Done:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.runner import REFERENCE_LOOP, cells, load_loop
+    from harness.runner import REFERENCE_LOOP, load_loop
     from harness.sources import sdk_environment
 
     if args.jobs is not None and args.jobs < 1:
@@ -107,8 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if args.budget is not None and (args.source != "live" or args.budget <= 0):
         raise HarnessError("--budget takes a positive amount in USD and applies to --source live")
     scenarios = load_all(args.scenarios)
-    stream = {"both": None, "on": True, "off": False}[args.stream]
-    chosen = cells(scenarios, args.provider, stream)
+    chosen = chosen_cells(scenarios, args.provider, args.stream)
     if not chosen:
         raise HarnessError("no cell to record: the --provider/--stream filters leave nothing")
     clean_before_recording(args.cassettes, _say)  # what a killed write left behind

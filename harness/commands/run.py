@@ -7,7 +7,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from harness.commands.common import load_all
+from harness.commands.common import chosen_cells, load_all
 from harness.commands.report import add_run_output_options, load_previous, publish
 from harness.errors import HarnessError
 from harness.scenario.model import Provider
@@ -93,13 +93,15 @@ def add_run_options(parser: argparse.ArgumentParser, *, recording: bool = False)
         action="append",
         choices=PROVIDERS,
         metavar="NAME",
-        help=f"{verb} only this provider (repeatable): anthropic, openai, gemini",
+        help=f"{verb} only this provider (repeatable): anthropic, openai, gemini (default: "
+        "[tool.harness] providers, else all)",
     )
     parser.add_argument(
         "--stream",
         choices=("both", "on", "off"),
-        default="both",
-        help=f"stream variants to {verb} (default: both, as each scenario allows)",
+        default=None,
+        help=f"stream variants to {verb} (default: [tool.harness] stream, else both, as each "
+        "scenario allows)",
     )
     parser.add_argument(
         "--loop",
@@ -149,15 +151,14 @@ def _make_source(
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.runner import REFERENCE_LOOP, cells, load_loop
+    from harness.runner import REFERENCE_LOOP, load_loop
     from harness.sources import sdk_environment
 
     started = time.time()
     previous = load_previous(args)  # a bad --previous stops the run before any cell
     scenarios = load_all(args.scenarios)
     models = parse_models(args.model)
-    stream = {"both": None, "on": True, "off": False}[args.stream]
-    chosen = cells(scenarios, args.provider, stream)
+    chosen = chosen_cells(scenarios, args.provider, args.stream)
     if not chosen:
         raise HarnessError(
             "no cell to run: the scenarios' providers/streaming and the "

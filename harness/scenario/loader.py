@@ -23,7 +23,6 @@ from harness.safe_yaml import check_yaml
 from harness.scenario.expected import derive_outcome
 from harness.scenario.located import Located, shown, yaml_error
 from harness.scenario.model import (
-    DEFAULT_MAX_ROUNDS,
     ClosingExpectation,
     ClosingPhrases,
     Expectation,
@@ -39,6 +38,7 @@ from harness.scenario.model import (
     UserTurn,
 )
 from harness.scenario.semantics import check_semantics
+from harness.settings import Settings
 
 SCENARIO_ID = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 ALL_PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "gemini")
@@ -51,8 +51,10 @@ def scenario_schema() -> dict[str, Any]:
     return cast(dict[str, Any], json.loads(text))
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate one scenario file. Raises `ScenarioError` on any problem."""
+def load_scenario(path: str | Path, settings: Settings | None = None) -> Scenario:
+    """Read and validate one scenario file. Raises `ScenarioError` on any problem. `settings`
+    (the project's `[tool.harness]`) give the budget and context window a scenario sets none
+    of; without them, the rules' defaults (10 rounds, 20 messages)."""
     file = str(path)
     text = _read(file)
     located = Located(file)
@@ -78,7 +80,7 @@ def load_scenario(path: str | Path) -> Scenario:
             "digits and underscores, e.g. limit_reached_pending_write.yaml",
         )
     _validate_schema(data, located)
-    scenario = _to_scenario(data, scenario_id, file)
+    scenario = _to_scenario(data, scenario_id, file, settings or Settings())
     _check_semantics(scenario, data, located)
     return scenario
 
@@ -138,8 +140,9 @@ def _describe(error: jsonschema.ValidationError) -> str:
     return error.message
 
 
-def _to_scenario(data: dict[str, Any], scenario_id: str, file: str) -> Scenario:
+def _to_scenario(data: dict[str, Any], scenario_id: str, file: str, settings: Settings) -> Scenario:
     streaming = data.get("streaming", "both")
+    max_rounds = data.get("max_rounds", settings.max_rounds)
     return Scenario(
         id=scenario_id,
         path=file,
@@ -147,15 +150,14 @@ def _to_scenario(data: dict[str, Any], scenario_id: str, file: str) -> Scenario:
         description=data.get("description", ""),
         rules=tuple(data["rules"]),
         system=data.get("system", ""),
-        max_rounds=data.get("max_rounds", DEFAULT_MAX_ROUNDS),
+        max_rounds=max_rounds,
+        context_window=data.get("context_window", settings.context_window),
         streaming=(False, True) if streaming == "both" else (bool(streaming),),
         providers=tuple(data.get("providers", ALL_PROVIDERS)),
         models=dict(data.get("models", {})),
         history=tuple(_message(m) for m in data.get("history", [])),
         tools=tuple(_tool(t) for t in data.get("tools", [])),
-        messages=tuple(
-            _user_turn(m, data.get("max_rounds", DEFAULT_MAX_ROUNDS)) for m in data["messages"]
-        ),
+        messages=tuple(_user_turn(m, max_rounds) for m in data["messages"]),
         script_options=_options(data.get("script_options", {})),
         closing_phrases=ClosingPhrases(
             **{k: tuple(v) for k, v in data.get("closing_phrases", {}).items()}

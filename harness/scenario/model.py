@@ -15,7 +15,8 @@ FaultKind: TypeAlias = Literal["rate_limit", "server_error", "overloaded", "stre
 # loop's own budget is spent and it makes its closing call (budget-relative scripts).
 Repeat: TypeAlias = Literal["until_limit"]
 
-DEFAULT_MAX_ROUNDS = 10
+DEFAULT_MAX_ROUNDS = 10  # loop-rules.md L3: 10 by default, a product decision
+DEFAULT_CONTEXT_WINDOW = 20  # loop-rules.md L7: at most the last 20 chat messages
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -153,6 +154,8 @@ class Scenario:
     script_options: ScriptOptions = ScriptOptions()
     closing_phrases: ClosingPhrases = ClosingPhrases()
     gemini_max_request_bytes: int | None = None
+    # The product's context window: at most this many saved messages per query (L7).
+    context_window: int = DEFAULT_CONTEXT_WINDOW
 
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)

@@ -2,10 +2,11 @@
 `previous_response_id` sends only its new items; the API answers as if it had been sent the
 stored request's input, the stored response's output, then those items. When the response it
 names is in the same trace and was stored (its request did not say `store: false`), the
-request's messages are replaced by that effective conversation, so every rule judges what the model saw — the statefulness itself is reported
-once, by L10 (`openai.store_false`, `openai.no_previous_response_id`), not again by L5, L6 and
-L8 on every later call. A request naming a response the trace does not hold, or one never stored (the API answers O4),
-is left as sent.
+request's messages are replaced by that effective conversation, so every rule judges what the
+model saw — the statefulness itself is reported once, by L10 (`openai.store_false`,
+`openai.no_previous_response_id`), not again by L5, L6 and L8 on every later call. A request
+naming a response the trace does not hold, or one never stored (the API answers O4), is left
+as sent.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from harness.loop.closing import STEP_LIMIT_INSTRUCTION
 from harness.runner import CellRun
@@ -202,6 +203,24 @@ def drop_user(body: Body, provider: Provider, query: str) -> None:
 
 def drop_first_context(body: Body, provider: Provider, _: str) -> None:
     del conversation(body, provider)[0]
+
+
+def drop_middle_user(body: Body, provider: Provider, _: str) -> None:
+    """Leave out the third saved message sent (a user message in the long history's
+    selection): what is sent is then no suffix of the saved chat."""
+    del conversation(body, provider)[2]
+
+
+def prepend_chain_end(body: Body, provider: Provider, _: str) -> None:
+    """Start the context one message earlier, on the reply that concludes a saved tool chain
+    (its request and results left behind)."""
+    text = "Both sets are logged."
+    message: Any = (
+        {"role": "model", "parts": [{"text": text}]}
+        if provider == "gemini"
+        else {"role": "assistant", "content": text}
+    )
+    conversation(body, provider).insert(0, message)
 
 
 def drop_context(body: Body, provider: Provider, query: str) -> None:

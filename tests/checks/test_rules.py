@@ -24,6 +24,7 @@ from tests.checks.breaks import (
     drop_context,
     drop_first_context,
     drop_last_result,
+    drop_middle_user,
     drop_one_tool,
     drop_reasoning,
     drop_results_message,
@@ -39,6 +40,7 @@ from tests.checks.breaks import (
     no_tools,
     only_order,
     overlapping,
+    prepend_chain_end,
     prepend_orphan,
     pt_claim,
     rename_result,
@@ -169,13 +171,26 @@ CASES = [
         says="names save_goal",
     ),
     # L7 — one selection rule
-    Case("L7", "context cut short", LONG, requests((1, 2), drop_first_context), says="selection"),
     Case(
         "L7",
-        "saved chat not sent",
-        TWO,
-        lambda r, p: requests((4, 5, 6), lambda b, pr, _: drop_context(b, pr, text(r, 1)))(r, p),
-        says="selection",
+        "a saved message left out in the middle",
+        LONG,
+        requests((1, 2), drop_middle_user),
+        says="no selection",
+    ),
+    Case(
+        "L7",
+        "starts on the reply that ends a tool chain",
+        LONG,
+        requests((1, 2), prepend_chain_end),
+        says="no selection",
+    ),
+    Case(
+        "L7",
+        "more than the context window",
+        LONG,
+        lambda r, _: edit_scenario(r, context_window=10),
+        says="saved messages were sent",
     ),
     # L8 — the active sequence resent whole
     Case("L8", "step dropped", CHAIN, request(3, drop_turn), says="not resent whole"),
@@ -737,3 +752,21 @@ def test_l14_judges_a_loop_that_counts_its_budget_its_own_way(runs: Runs) -> Non
     good = stop_after_tools(3, text)(runs.get(READ, "anthropic"), "anthropic")
     assert verdicts(good)["L14"] == "pass"
     assert not [f for f in findings(good) if f.rule == "L14"], explain(findings(good))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_later_cut_is_a_legal_selection(runs: Runs, provider: Provider) -> None:
+    """L7 is a property, not the reference loop's algorithm: starting one message later (a
+    shorter suffix that cuts no tool chain) is a selection the design allows."""
+    changed = requests((1, 2), drop_first_context)(runs.get(LONG, provider), provider)
+    assert not [f for f in findings(changed) if f.rule == "L7"], explain(findings(changed))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_sending_none_of_the_saved_chat_is_a_legal_selection(
+    runs: Runs, provider: Provider
+) -> None:
+    """ "At most the last 20" includes none: the second query sending no saved chat is legal."""
+    run = runs.get(TWO, provider)
+    changed = requests((4, 5, 6), lambda b, pr, _: drop_context(b, pr, text(run, 1)))(run, provider)
+    assert not [f for f in findings(changed) if f.rule == "L7"], explain(findings(changed))

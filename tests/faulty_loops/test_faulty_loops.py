@@ -310,8 +310,9 @@ FAULTS: tuple[Fault, ...] = (
         scenario="gemini_old_exchanges_over_size_limit",
         providers=("gemini",),
         caught_by=rules("L9"),
-        also=rules("L7"),
-        why="a context that starts with a model turn is not a selection of whole exchanges",
+        also=rules(),
+        why="L9 alone: a suffix starting with a model turn is a selection L7 allows, but "
+        "Gemini's trimming drops whole exchanges",
     ),
     # ---- what providers need carried between calls ----
     Fault(

@@ -1,0 +1,92 @@
+"""Project settings in `[tool.harness]`: product decisions (round budget, context window,
+stream variants, providers) the checks and the CLI read; a scenario's own values and the flags
+override them; an unknown key or a wrong type is one clear line and exit 2."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.scenario import load_scenario
+from harness.settings import Settings, SettingsError, load_settings
+from tests.conftest import SCENARIOS
+
+ONE = SCENARIOS / "one_tool_then_answer.yaml"
+
+
+def project(tmp_path: Path, table: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text(f"[project]\nname = 'app'\n\n[tool.harness]\n{table}")
+    (tmp_path / "scenarios").mkdir()
+    shutil.copy(ONE, tmp_path / "scenarios")
+    return tmp_path
+
+
+def test_defaults_without_a_table(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'app'\n")
+    assert load_settings(tmp_path) == Settings(file="")
+
+
+def test_a_table_is_read_from_the_nearest_pyproject(tmp_path: Path) -> None:
+    project(
+        tmp_path, 'max_rounds = 10\ncontext_window = 8\nstream = "off"\nproviders = ["gemini"]\n'
+    )
+    (tmp_path / "sub").mkdir()
+    settings = load_settings(tmp_path / "sub")
+    assert (settings.max_rounds, settings.context_window, settings.stream, settings.providers) == (
+        10,
+        8,
+        "off",
+        ("gemini",),
+    )
+
+
+@pytest.mark.parametrize(
+    ("table", "says"),
+    [
+        ("max_round = 3\n", "unknown key 'max_round'"),
+        ('max_rounds = "ten"\n', "max_rounds: must be an integer"),
+        ("context_window = 0\n", "context_window: must be an integer from 1"),
+        ('stream = "yes"\n', 'stream: must be "both", "on" or "off"'),
+        ('providers = ["bard"]\n', "providers: must be a non-empty list"),
+        ("max_rounds = [\n", "cannot read it as TOML"),
+    ],
+)
+def test_a_bad_table_is_one_clear_line_and_exit_2(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    table: str,
+    says: str,
+) -> None:
+    project(tmp_path, table)
+    with pytest.raises(SettingsError, match=re.escape(says)):
+        load_settings(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["check"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and "pyproject.toml" in err and len(err.splitlines()) == 1
+
+
+def test_scenarios_take_the_project_defaults_and_keep_their_own(tmp_path: Path) -> None:
+    settings = Settings(max_rounds=7, context_window=12)
+    own = load_scenario(SCENARIOS / "limit_reached_pending_write.yaml", settings)
+    assert (own.max_rounds, own.context_window) == (1, 12)  # its own budget, the project window
+    text = ONE.read_text()
+    assert "max_rounds" not in text
+    assert load_scenario(ONE, settings).max_rounds == 7
+    assert load_scenario(ONE).max_rounds == 10
+
+
+def test_the_cli_runs_the_providers_and_stream_variants_the_project_chose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project(tmp_path, 'stream = "off"\nproviders = ["anthropic", "gemini"]\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--source", "scripted"]) == 0
+    assert "2 cell(s): 2 conform" in capsys.readouterr().out
+    assert main(["run", "--source", "scripted", "--provider", "openai", "--stream", "both"]) == 0
+    assert "2 cell(s): 2 conform" in capsys.readouterr().out
