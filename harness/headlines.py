@@ -199,9 +199,12 @@ PRECEDENCE: tuple[str, ...] = (
     "gemini.*",
     "openai.*",
     "L4",
-    "L1",
+    # Running past the budget (L3) or running a pending request (L11) is the first deviation
+    # when a loop then stops with that round unfinished (L1 at the same call): the framework
+    # pattern "run the pending write, then raise at the limit".
     "L3",
     "L11",
+    "L1",
     "L12",
     "L13",
     "api.*",

@@ -186,7 +186,7 @@ def test_previous_response_id_alone_is_one_headline() -> None:
 
 def test_an_off_by_one_budget_is_one_headline() -> None:
     heads = group([f("L1", 3), f("L3", 3), f("expect.rounds")])
-    assert shape(heads) == [("L1", ["L3", "expect.rounds"])]
+    assert shape(heads) == [("L3", ["L1", "expect.rounds"])]
 
 
 def test_one_wrong_tool_result_is_one_headline() -> None:

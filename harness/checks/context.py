@@ -64,18 +64,15 @@ def context_is_the_selection(data: CheckInput) -> Iterator[Finding]:
 
 def legal_starts(saved: Sequence[Message], window: int) -> list[int]:
     """Where a selection the design allows may start: at most `window` messages from the end,
-    never inside a tool chain — not on a tool result (cut from the request that asked for it),
-    nor on the reply that follows a chain's results (cut from the chain it concludes)."""
+    never inside a chain of requests and results — not on a tool result, which would be cut
+    from the request that asked for it. (Starting on the reply after a chain leaves the whole
+    chain out, which the design allows.)"""
     first = max(0, len(saved) - window)
     return [i for i in range(first, len(saved) + 1) if not _cuts_chain(saved, i)]
 
 
 def _cuts_chain(saved: Sequence[Message], start: int) -> bool:
-    if start >= len(saved):
-        return False
-    if isinstance(saved[start], ToolMessage):
-        return True
-    return start > 0 and isinstance(saved[start - 1], ToolMessage)
+    return start < len(saved) and isinstance(saved[start], ToolMessage)
 
 
 def _empty(message: Message) -> bool:

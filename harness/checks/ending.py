@@ -220,10 +220,7 @@ def _broken_answer(
         (
             c
             for c in calls
-            if asks_tools(c)
-            and c.response.text.strip()
-            and _flat(c.response.text) in _flat(answer)
-            and (final is None or _flat(final) not in _flat(answer))
+            if asks_tools(c) and c.response.text.strip() and _flat(c.response.text) in _flat(answer)
         ),
         None,
     )

@@ -180,9 +180,9 @@ CASES = [
     ),
     Case(
         "L7",
-        "starts on the reply that ends a tool chain",
+        "starts on a tool result",
         LONG,
-        requests((1, 2), prepend_chain_end),
+        requests((1, 2), prepend_orphan),
         says="no selection",
     ),
     Case(
@@ -752,6 +752,15 @@ def test_l14_judges_a_loop_that_counts_its_budget_its_own_way(runs: Runs) -> Non
     good = stop_after_tools(3, text)(runs.get(READ, "anthropic"), "anthropic")
     assert verdicts(good)["L14"] == "pass"
     assert not [f for f in findings(good) if f.rule == "L14"], explain(findings(good))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_start_on_the_reply_after_a_chain_is_a_legal_selection(
+    runs: Runs, provider: Provider
+) -> None:
+    """The chain (request and results) is left out whole: nothing of it is cut."""
+    changed = requests((1, 2), prepend_chain_end)(runs.get(LONG, provider), provider)
+    assert not [f for f in findings(changed) if f.rule == "L7"], explain(findings(changed))
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -102,11 +102,6 @@ CORPUS: tuple[Row, ...] = (
             "expect.not_run",
         ),
         headlines=rules("L3"),
-        headline_defect="the headline is L1 ('save_goal(...) ran, but no later call sent its "
-        "result back', call 2), with L3 and L11 as its consequences: the first deviation is "
-        "running the pending write past the budget (L3 'tools ran in 2 rounds', L11 'ran "
-        "although the budget was spent', same call); L1 only follows because the loop then "
-        "raised. headlines.PRECEDENCE puts a round's own results before the round count",
     ),
     Row(
         name="interim texts joined with debug lines",
@@ -125,12 +120,6 @@ CORPUS: tuple[Row, ...] = (
         providers=("gemini",),
         rules=rules("L2", "L14", "L15"),
         headlines=rules("L14"),
-        defect="L15 misses the interim half sentences ('Let me fetch your history…', 'Now let "
-        "me fetch September…') joined with debug lines in the answer: "
-        "checks/ending.py _broken_answer skips the interim match whenever the final reply's "
-        "text is also in the answer (`final is None or _flat(final) not in _flat(answer)`), "
-        "though L15 forbids a half sentence presented as the answer 'alone or joined with "
-        "other lines'; only L2 and L14 ('not the closing reply's text') are reported",
     ),
     Row(
         name="a budget fixed at 10 where the app's is 3",
@@ -225,13 +214,6 @@ CORPUS: tuple[Row, ...] = (
         loop=shapes.last_twenty_past_tool_results,
         scenario="long_history_cut_inside_chain",
         providers=("openai",),
-        defect="false alarm on a legal selection: L7 'the context sent is no selection of the "
-        "saved chat (a suffix of at most 20 messages that cuts no tool chain; first "
-        "difference at sent message 1)', sent 19 messages from 'Both sets are logged.'. The "
-        "window leaves the chain (request turn and both results) out whole; checks/context.py "
-        "_cuts_chain also forbids starting on the reply that follows a chain's results, which "
-        "L7/L8 do not ask (L8 protects 'a chain of requests and results'), and OpenAI accepts "
-        "a first assistant message",
     ),
     Row(
         name="async on call.async_client, streamed",
