@@ -212,6 +212,7 @@ PRECEDENCE: tuple[str, ...] = (
     "L15",
     "L2",
     "harness.*",
+    "exec.*",
     "replay.*",
     "script.*",
     "expect.*",

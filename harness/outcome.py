@@ -49,10 +49,20 @@ def cell_findings(run: CellRun) -> list[Finding]:
     mismatch)."""
     from harness.checks import input_from_run, run_checks
 
+    if run.error is not None and run.error_rule is not None:
+        return [failure_finding(run, run.error_rule, run.error)]
     silent = no_call_findings(run)
     if silent:
         return silent
     return [*scenario_findings(run), *run_checks(input_from_run(run))]
+
+
+def failure_finding(run: CellRun, rule: str, message: str) -> Finding:
+    """A failure the loop named itself (an --exec program that timed out, exited non-zero or
+    printed no answer): the one finding of the cell, placed at its user message. What reached
+    the wire before it would only restate it (an unfinished round, a missing answer)."""
+    index = run.queries[-1].index if run.queries else 0
+    return Finding(rule=rule, query=index, message=f"user message {index + 1}: {message}")
 
 
 def no_call_findings(run: CellRun) -> list[Finding]:
@@ -79,8 +89,10 @@ def no_call_findings(run: CellRun) -> list[Finding]:
                 message=f"user message {query.index + 1}: no model call reached the harness "
                 f"endpoint{why}. The loop must call the model through the base URL the harness "
                 "hands it: call.client / call.async_client, or a client built from "
-                "call.base_url and call.api_key (or call.env); a client built before the run "
-                "or pointed at another URL (the real API, a proxy) is not seen",
+                "call.base_url and call.api_key (or call.env; an --exec program: the query's "
+                "base_url and api_key, or the SDKs' variables it is started with); a client "
+                "built before the run or pointed at another URL (the real API, a proxy) is "
+                "not seen",
             )
         )
     return out

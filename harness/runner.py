@@ -25,6 +25,7 @@ from harness.chat import Message
 from harness.emulator.runlog import LogEntry
 from harness.endpoint.capture import Recorded
 from harness.errors import HarnessError
+from harness.exec.failure import ExecFailure
 from harness.loop.clients import make_clients
 from harness.loop.contract import Loop, LoopCall, LoopResult
 from harness.scenario.model import Provider, Scenario
@@ -70,6 +71,9 @@ class CellRun:
     rejections: tuple[LogEntry, ...]
     elapsed: float
     error: str | None = None  # the loop raised, or the harness could not run the cell
+    # The rule of a failure the loop named itself (an --exec program: `exec.timeout`, …); the
+    # cell's findings are then that one. None: `error` is the loop's exception.
+    error_rule: str | None = None
     # The exchanges as the bytes went (raw, unscrubbed: in memory only, for cassettes).
     records: tuple[Recorded, ...] = ()
 
@@ -136,6 +140,7 @@ def _run_opened(
     history: tuple[Message, ...] = s.history
     queries: list[QueryRun] = []
     error: str | None = None
+    error_rule: str | None = None
     for index, turn in enumerate(s.messages):
         first_exchange, first_run = capture.arrivals(), len(recorder.runs)
         call = LoopCall(
@@ -154,7 +159,7 @@ def _run_opened(
             stream=cell.stream,
             request_size_limit=s.gemini_max_request_bytes,
         )
-        result, error = call_loop(loop, call)
+        result, error, error_rule = call_loop(loop, call)
         capture.settle()
         queries.append(
             QueryRun(
@@ -181,24 +186,27 @@ def _run_opened(
         rejections=tuple(source.rejections(run_id)),
         elapsed=time.monotonic() - started,
         error=error,
+        error_rule=error_rule,
         records=tuple(capture.records()),
     )
 
 
-def call_loop(loop: Loop, call: LoopCall) -> tuple[LoopResult | None, str | None]:
-    """The loop's result, or why there is none. A coroutine (an `async def` loop) is run to
-    completion in a fresh event loop."""
+def call_loop(loop: Loop, call: LoopCall) -> tuple[LoopResult | None, str | None, str | None]:
+    """The loop's result, or why there is none (and the failure's own rule, when the loop named
+    one). A coroutine (an `async def` loop) is run to completion in a fresh event loop."""
     try:
         result: object = loop(call)
         if inspect.isawaitable(result):
             result = asyncio.run(_awaited(result))
+    except ExecFailure as exc:
+        return None, exc.message, exc.rule
     except Exception as exc:
         frames = traceback.extract_tb(exc.__traceback__)[-1:]
         where = f" at {frames[0].filename}:{frames[0].lineno}" if frames else ""
-        return None, f"the loop raised {type(exc).__name__}: {exc}{where}"
+        return None, f"the loop raised {type(exc).__name__}: {exc}{where}", None
     if not isinstance(result, LoopResult):
-        return None, f"the loop returned {type(result).__name__}, not a LoopResult"
-    return result, None
+        return None, f"the loop returned {type(result).__name__}, not a LoopResult", None
+    return result, None, None
 
 
 async def _awaited(awaitable: object) -> object:

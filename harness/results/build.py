@@ -1,9 +1,10 @@
 """Build a run's results from what the runner kept (`CellRun`s) and what the checks found.
 
 Verdicts per rule come from the checks (pass / fail / n/a); on top of them every cell gets a
-verdict for the harness's own groups of findings (`expect`, `api`, `replay`, `harness`), so the
-rule matrix also shows the scenario expectations, API rejections, replay mismatches and loop
-crashes. A finding whose rule has no verdict fails that rule.
+verdict for the harness's own groups of findings (`expect`, `api`, `replay`, `harness`, `exec`),
+so the rule matrix also shows the scenario expectations, API rejections, replay mismatches, loop
+crashes and --exec programs that gave no answer. A finding whose rule has no verdict fails that
+rule.
 """
 
 from __future__ import annotations
@@ -70,6 +71,12 @@ HARNESS_GROUPS: tuple[RuleInfo, ...] = (
         id="harness",
         title="Loop ran to the end",
         description="The loop returned a result instead of raising.",
+    ),
+    RuleInfo(
+        id="exec",
+        title="Program answered",
+        description="An --exec program finished within its timeout, exited 0 and printed one "
+        "answer document matching answer.json.",
     ),
 )
 
