@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -68,8 +68,12 @@ class Emulator:
         host: str = "127.0.0.1",
         port: int = 0,
         limits: Limits | None = None,
+        on_run: Callable[[Run], None] | None = None,
     ) -> None:
+        """`on_run` is told of each run made on demand (`harness emulate --record` keeps them
+        to write their cassettes)."""
         self._state = _State(scenarios, limits or Limits())
+        self._on_run = on_run
         self._endpoint = Endpoint(host, port, self._state.limits, resolver=self._made_run)
 
     @property
@@ -141,13 +145,16 @@ class Emulator:
             served = ", ".join(sorted(self._state.scenarios))
         if scenario is None:
             return f"no scenario {scenario_id!r} is served; served: {served}"
-        return Run(
+        made = Run(
             id=run,
             scenario_id=scenario_id,
             app=EmulatorApp(self._state, scenario, run),
             capture=RunCapture(keep=self._state.limits.capture_per_run),
             made=True,
         )
+        if self._on_run is not None:
+            self._on_run(made)
+        return made
 
 
 class EmulatorApp:
