@@ -21,8 +21,10 @@ from harness.errors import CassetteError, HarnessError
 if TYPE_CHECKING:
     from harness.cassettes.read import RecordedExchange
     from harness.checks import CatalogueEntry
+    from harness.checks.scenario_audit import ScenarioAudit
     from harness.findings import Finding
-    from harness.trace.model import WireCall
+    from harness.scenario.model import Scenario
+    from harness.trace.model import Trace, WireCall
 
 # The rules that read the wire alone, as `catalogue()` lists them (a test keeps this line in
 # step with it); written out so that `harness --help` imports no check module.
@@ -42,8 +44,17 @@ are all read. A folder stands for every *.yaml / *.yml cassette under it.
 Only the rules that need nothing but the wire run here:
 {textwrap.fill(WIRE_RULES, width=92, initial_indent="  ", subsequent_indent="  ")}
 The rules that need the tool runs, the answers or the scenario (L1, L3, L4, L7, L11, L14,
-L15) need `harness run`. User messages are inferred from the requests: a new last user
-message, or a conversation that stops growing, starts a new one.
+L15) need `harness run`, or --scenario. User messages are inferred from the requests: a new
+last user message, or a conversation that stops growing, starts a new one.
+
+--scenario FILE judges each cassette against the scenario it was recorded from (e.g. by
+`harness emulate --record`), adding every check the scenario allows without a tool log: L3
+(the budget, counted from the calls), L7 (the first message's context against the saved
+history), L11 (the pending requests' results), L14 and L15 on each user message that ended on
+a text reply (that text read as the answer, with the scenario's phrases) and the expected
+ending. Each cassette's lines say which rules were judged and which were not, and why (L1, L4
+and the expected tools and rounds need the tool log). A cassette of another scenario (its
+`harness:` block, or a user message the scenario does not have) is an error.
 
 Each finding is printed as FILE:INTERACTION: RULE at PATH [IDS]: WHAT (expected X; sent Y).
 INTERACTION counts from 1 in the cassette ("call N" in a message is interaction N) and PATH
@@ -54,6 +65,7 @@ examples:
   harness audit cassettes/                        # every cassette under the folder
   harness audit run.yaml other.yaml --quiet       # only the findings and the totals
   harness audit --rules                           # what each wire-only rule checks
+  harness audit --scenario scenarios/x.yaml out/anthropic/x.yaml   # judged with its scenario
 
 Exit codes: 0 no findings, 1 findings, 2 a cassette missing or unreadable (one line naming
 the file and the interaction; the other cassettes are still audited).
@@ -73,6 +85,7 @@ class Audit:
     streamed: bool
     findings: tuple[Finding, ...]
     skipped: tuple[tuple[int, str], ...]
+    scenario: ScenarioAudit | None = None  # with --scenario: what was judged, what not
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -89,6 +102,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="print only the findings, the unreadable files and the totals",
     )
     parser.add_argument(
+        "--scenario",
+        metavar="FILE",
+        default=None,
+        help="the scenario the cassettes were recorded from: adds the checks it allows "
+        "without a tool log (see above)",
+    )
+    parser.add_argument(
         "--rules",
         action="store_true",
         help="list the wire-only rules this command runs, with what each checks, and exit",
@@ -101,13 +121,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.cassettes:
         raise HarnessError("name at least one cassette or folder (see harness audit --help)")
+    scenario = _scenario(args.scenario) if args.scenario is not None else None
     paths, errors = cassette_paths(args.cassettes)
     for problem in errors:
         _error_line(problem)
     audits: list[Audit] = []
     for path in paths:
         try:
-            audit = audit_cassette(path)
+            audit = audit_cassette(path, scenario)
         except CassetteError as exc:
             errors.append(str(exc))
             _error_line(str(exc))
@@ -118,6 +139,18 @@ def run(args: argparse.Namespace) -> int:
     if errors:
         return 2
     return 1 if any(a.findings for a in audits) else 0
+
+
+def _scenario(given: str) -> Scenario:
+    """The one scenario file named by --scenario; a ScenarioError (FILE:LINE) when invalid."""
+    from harness.scenario import load_scenario
+    from harness.settings import load_settings
+
+    path = Path(given)
+    if not path.is_file():
+        what = "a folder" if path.is_dir() else "no such file"
+        raise HarnessError(f"--scenario {given}: {what}; name one scenario YAML file")
+    return load_scenario(path, load_settings())
 
 
 def _error_line(message: str) -> None:
@@ -158,16 +191,23 @@ def cassette_paths(given: Sequence[str]) -> tuple[list[Path], list[str]]:
 # ---- one cassette ----------------------------------------------------------------------------
 
 
-def audit_cassette(path: Path) -> Audit:
-    """The wire-only findings of one cassette; `CassetteError` (one line naming the file and
-    the interaction) when it cannot be read."""
+def audit_cassette(path: Path, scenario: Scenario | None = None) -> Audit:
+    """The wire-only findings of one cassette, or with `scenario` every finding it allows
+    without a tool log; `CassetteError` (one line naming the file and the interaction) when it
+    cannot be read or belongs to another scenario."""
     from harness.checks import input_from_trace, run_checks
     from harness.trace.model import Trace
 
     recorded = read(path)
     calls, skipped = _calls(path, recorded)
-    # `run_checks` never raises: a check that breaks on odd data becomes a finding of its rule.
-    findings = run_checks(input_from_trace(Trace(calls=tuple(calls))), wire_only=True)
+    trace = Trace(calls=tuple(calls))
+    judged = None
+    if scenario is not None:
+        judged = _against(path, trace, scenario)
+        findings = list(judged.findings)
+    else:
+        # `run_checks` never raises: a check that breaks on odd data is a finding of its rule.
+        findings = run_checks(input_from_trace(trace), wire_only=True)
     return Audit(
         path=str(path),
         interactions=len(recorded),
@@ -175,7 +215,39 @@ def audit_cassette(path: Path) -> Audit:
         streamed=any(c.response.streamed for c in calls),
         findings=tuple(sorted((_by_interaction(f) for f in findings), key=lambda f: f.call or 0)),
         skipped=tuple(skipped),
+        scenario=judged,
     )
+
+
+def _against(path: Path, trace: Trace, scenario: Scenario) -> ScenarioAudit:
+    """The cassette judged with its scenario; a CassetteError when it is another's."""
+    from harness.checks.scenario_audit import judge
+    from harness.checks.scenario_input import ScenarioMismatch, reading_from_trace
+
+    recorded_for = _recorded_scenario(path)
+    if recorded_for is not None and recorded_for != scenario.id:
+        raise CassetteError(
+            f"{path}: recorded from scenario {recorded_for!r} (its `harness:` block), not "
+            f"{scenario.id!r} ({scenario.path}); pass that scenario's file to --scenario"
+        )
+    try:
+        return judge(reading_from_trace(trace, scenario))
+    except ScenarioMismatch as exc:
+        raise CassetteError(
+            f"{path}: {exc}; is it a cassette of another scenario? pass the scenario it was "
+            "recorded from to --scenario"
+        ) from None
+
+
+def _recorded_scenario(path: Path) -> str | None:
+    """The scenario id in our `harness:` block, None for a cassette without one."""
+    from harness.cassettes.cassette import META_KEY
+    from harness.cassettes.files import parse_yaml, read_cassette_text
+
+    data = parse_yaml(str(path), read_cassette_text(str(path)))
+    meta = data.get(META_KEY) if isinstance(data, dict) else None
+    found = meta.get("scenario") if isinstance(meta, dict) else None
+    return found if isinstance(found, str) else None
 
 
 def read(path: Path) -> list[RecordedExchange]:
@@ -222,8 +294,26 @@ def print_audit(audit: Audit, quiet: bool) -> None:
         print(f"{'findings' if audit.findings else 'ok':<9} {audit.path}  ({_described(audit)})")
         for number, what in audit.skipped:
             print(f"  {audit.path}:{number}: skipped, not a model call: {what}")
+        if audit.scenario is not None:
+            for line in coverage_lines(audit.scenario):
+                print(f"  {line}")
     for finding in audit.findings:
         print(f"  {finding_line(audit.path, finding)}")
+
+
+def coverage_lines(judged: ScenarioAudit) -> list[str]:
+    """Which rules the scenario let this audit judge, which it could not, and why."""
+    from harness.checks.scenario_audit import IN_PART
+
+    lines = [f"judged: {' '.join(judged.judged)}"]
+    lines += [f"judged in part: {r}: {IN_PART[r]}" for r in judged.judged if r in IN_PART]
+    for skipped in judged.skipped:
+        where = ""
+        if skipped.messages is not None:
+            numbers = ", ".join(str(m + 1) for m in skipped.messages)
+            where = f" on user message{'s' if len(skipped.messages) > 1 else ''} {numbers}"
+        lines.append(f"not judged{where}: {' '.join(skipped.rules)}: {skipped.why}")
+    return lines
 
 
 def _described(audit: Audit) -> str:

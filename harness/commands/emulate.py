@@ -7,10 +7,18 @@ import shlex
 import signal
 import sys
 import threading
+from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from harness.commands.common import load_all
 from harness.errors import HarnessError
+from harness.terminal import terminal_safe
+
+if TYPE_CHECKING:
+    from harness.cassettes.emulated import EmulateRecorder
+
+TICK_SECONDS = 0.5  # how often --record looks for idle runs
 
 DESCRIPTION = """\
 Serve a local emulator of the Anthropic Messages, OpenAI Responses / Chat Completions and Gemini
@@ -27,6 +35,14 @@ line per other scenario. Point any program that uses the official SDKs at it:
 
 The path segment after /r/ is a run id: use different ones to isolate parallel runs.
 Stop with Ctrl-C (or SIGTERM).
+
+--record DIR writes what each run sent and was answered as cassettes (the format and scrubbing
+of `harness record`, marked `source: emulate`), one per provider and stream variant:
+  DIR/<provider>/<scenario_id>[.stream].yaml        the run printed above (--run)
+  DIR/<provider>/<scenario_id>[.stream]@<run>.yaml  any other run id
+A run is written once it has been idle for --idle seconds, again whenever it grew, and when
+the emulator stops; each file atomically, one line on stderr per cassette written. Judge them
+with: harness audit --scenario SCENARIO DIR/<provider>/<scenario_id>.yaml
 """
 
 ENV_VARS = (
@@ -49,6 +65,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="run id used in the printed base URLs (default: default)",
     )
+    parser.add_argument(
+        "--record",
+        metavar="DIR",
+        default=None,
+        help="write each run's exchanges as cassettes under DIR (see above)",
+    )
+    parser.add_argument(
+        "--idle",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --record: write a run once it has been idle this long (default 5; "
+        "0: only when stopped)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,8 +88,10 @@ def run(args: argparse.Namespace) -> int:
         raise HarnessError(f"--port {args.port} is not a port number (0-65535)")
     if not valid_run_id(args.run):
         raise HarnessError(f"--run {args.run[:60]!r} is not a run id: use {RUN_ID_TEXT}")
+    recorder = _recorder(args)
     scenarios = load_all(args.scenarios)
-    emulator = Emulator(scenarios, port=args.port).start()
+    on_run = recorder.add if recorder is not None else None
+    emulator = Emulator(scenarios, port=args.port, on_run=on_run).start()
     stop = threading.Event()
 
     def _stop(signum: int, frame: FrameType | None) -> None:
@@ -79,11 +111,36 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     try:
-        stop.wait()
+        while not stop.wait(TICK_SECONDS):
+            if recorder is not None:
+                recorder.tick()
     finally:
         emulator.stop()
+        if recorder is not None:
+            recorder.flush()
     print("harness emulate: stopped", file=sys.stderr)
     return 0
+
+
+def _recorder(args: argparse.Namespace) -> EmulateRecorder | None:
+    """The cassette writer for --record, after checking the folder can be one."""
+    from harness.cassettes.emulated import IDLE_SECONDS, EmulateRecorder
+
+    if args.record is None:
+        if args.idle is not None:
+            raise HarnessError("--idle applies to --record: add --record DIR")
+        return None
+    idle = IDLE_SECONDS if args.idle is None else args.idle
+    if not idle >= 0:
+        raise HarnessError(f"--idle {args.idle} must be 0 or more seconds")
+    folder = Path(args.record)
+    if folder.exists() and not folder.is_dir():
+        raise HarnessError(f"--record {args.record}: exists and is not a folder; name a folder")
+    return EmulateRecorder(folder, args.run, say=_say, idle=idle)
+
+
+def _say(line: str) -> None:
+    print(terminal_safe(line), file=sys.stderr, flush=True)
 
 
 def shell_assignment(name: str, value: str) -> str:
