@@ -20,6 +20,7 @@ from harness.emulator.openai_responses_ids import ResponseIds
 from harness.emulator.openai_responses_render import render_response
 from harness.emulator.openai_store import Item
 from harness.emulator.wire import ApiError, Context, Position, Reply, Step, text_of
+from harness.trace.openai_responses import fold_interleaved
 
 MODEL_ITEM_TYPES = CALL_TYPES | {"reasoning"}
 
@@ -53,9 +54,11 @@ class ResponsesApi(OpenAiErrors):
         users = [n for n, item in enumerate(items) if _is_user_message(item)]
         last = users[-1] if users else -1
         user_text = _message_text(items[last]) if users else None
+        # A turn's calls sent back interleaved with their outputs are still one turn.
+        after = [item for _, item in fold_interleaved(items[last + 1 :])]
         return Position(
             user_text=user_text,
-            model_turns=model_turns(items[last + 1 :]),
+            model_turns=model_turns(after),
             tools_forbidden=forbidden,
         )
 

@@ -5,6 +5,7 @@ response of the stream (`response.completed`, else the `response.output_item.don
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -191,6 +192,50 @@ class _Run:
         )
 
 
+# A response's output items share the 16-hex-digit segment after the kind in their ids with the
+# response id (realwire `llm__responses_store_false_encrypted_reasoning_3rounds`:
+# `resp_0f4809b27460351d0169fab217db…`, `rs_0f4809b27460351d0169fab21897…`).
+RESPONSE_SEGMENT = re.compile(r"^(?:fc|ctc|rs|msg)_([0-9a-f]{16})")
+
+
+def response_of(item: dict[str, Any]) -> str | None:
+    """The response an output item came from, read from its id (None without one)."""
+    found = RESPONSE_SEGMENT.match(text_of(item.get("id")))
+    return found.group(1) if found else None
+
+
+def fold_interleaved(raw: list[Any]) -> list[tuple[int, Any]]:
+    """(original index, item), with a turn's calls brought together before their outputs when
+    a loop sent them back interleaved — call, output, call, output, as OpenAI's own
+    function-calling guide appends them, and the API accepts. A call of the same response (by
+    its id) as the latest run of output items, with only outputs since, joins that run."""
+    out: list[tuple[int, Any]] = []
+    run_end, run_response = -1, None  # the latest run of output items: its end, its response
+    for index, item in enumerate(raw):
+        data = obj(item) or {}
+        side = _side(data)
+        since = out[run_end + 1 :]
+        if (
+            kind_of(data) in CALL_ITEMS
+            and run_end >= 0
+            and since
+            and response_of(data) is not None
+            and response_of(data) == run_response
+            and all(kind_of(obj(i) or {}) in RESULT_ITEMS for _, i in since)
+        ):
+            out.insert(run_end + 1, (index, item))
+            run_end += 1
+            continue
+        out.append((index, item))
+        if side == "model":
+            continues = len(out) >= 2 and _side(obj(out[-2][1]) or {}) == "model"
+            run_response = (run_response if continues else None) or response_of(data)
+            run_end = len(out) - 1
+        elif side != "tool":
+            run_end, run_response = -1, None  # a user or system message ends the turn
+    return out
+
+
 def _conversation(raw: Any, system: list[str], problems: Problems) -> Iterator[WireMessage]:
     if isinstance(raw, str):
         yield WireMessage(role="user", text=raw, path="input", raw=raw)
@@ -199,7 +244,7 @@ def _conversation(raw: Any, system: list[str], problems: Problems) -> Iterator[W
         problems.add("input is neither a string nor a list of items", "input")
         return
     run: _Run | None = None
-    for i, item in enumerate(raw):
+    for i, item in fold_interleaved(raw):
         path, data = f"input[{i}]", obj(item) or {}
         side = _side(data)
         if run is not None and run.role != side:

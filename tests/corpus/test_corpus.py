@@ -187,12 +187,6 @@ CORPUS: tuple[Row, ...] = (
         loop=shapes.openai_each_call_then_its_output,
         scenario="parallel_requests_one_turn",
         providers=("openai",),
-        defect="false alarm on a parallel turn resent as call, output, call, output (the real "
-        "Responses API accepts it; every request goes back with its id and arguments, each "
-        "result right after its request): L5 'the tool requests of call 1's turn were not "
-        "sent back as the model gave them', and the emulator counts each call/output pair as "
-        "a model turn, so it plays the script's answer again and reports script.exhausted "
-        "('the request holds 3 model turn(s) after the user message but the script has 2')",
     ),
     Row(
         name="the last 10 saved messages",

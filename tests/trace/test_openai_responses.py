@@ -273,3 +273,46 @@ def test_error_envelope() -> None:
         "No tool output found for function call call_1.",
         "invalid_request_error",
     )
+
+
+def _call(item_id: str | None, call_id: str) -> dict[str, object]:
+    item: dict[str, object] = {
+        "type": "function_call",
+        "call_id": call_id,
+        "name": "f",
+        "arguments": "{}",
+    }
+    if item_id is not None:
+        item["id"] = item_id
+    return item
+
+
+def _output(call_id: str) -> dict[str, object]:
+    return {"type": "function_call_output", "call_id": call_id, "output": "ok"}
+
+
+R1 = "fc_0f4809b27460351d0169fab217db348196b9aaaa"
+R1_OTHER = "fc_0f4809b27460351d0169fab21897dc8196960eee"
+R2 = "fc_1111111111111111016a18a50aaf06819061ac4ec9"
+
+
+@pytest.mark.parametrize(
+    ("items", "order"),
+    [
+        # one response's two calls, each followed by its output (OpenAI's guide): one turn
+        ([_call(R1, "a"), _output("a"), _call(R1_OTHER, "b"), _output("b")], [0, 2, 1, 3]),
+        # two responses' calls: two turns, left as sent
+        ([_call(R1, "a"), _output("a"), _call(R2, "b"), _output("b")], [0, 1, 2, 3]),
+        # no item ids: nothing says they came from one response
+        ([_call(None, "a"), _output("a"), _call(None, "b"), _output("b")], [0, 1, 2, 3]),
+    ],
+    ids=["same response", "two responses", "no ids"],
+)
+def test_interleaved_calls_of_one_response_fold_into_one_turn(
+    items: list[dict[str, object]], order: list[int]
+) -> None:
+    from harness.trace.openai_responses import fold_interleaved
+
+    assert [i for i, _ in fold_interleaved([{"role": "user", "content": "q"}, *items])][1:] == [
+        n + 1 for n in order
+    ]
