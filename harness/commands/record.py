@@ -97,7 +97,7 @@ class _Done:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.runner import REFERENCE_LOOP, load_loop
+    from harness.commands.run import close_loop, loop_from_args
     from harness.sources import sdk_environment
 
     if args.jobs is not None and args.jobs < 1:
@@ -114,8 +114,11 @@ def run(args: argparse.Namespace) -> int:
     source = _source(args, scenarios, chosen)
     try:
         with sdk_environment(source):  # before the loop's module is imported
-            loop = load_loop(args.loop or REFERENCE_LOOP)
-            return _Recorder(args, chosen, source, loop).run()
+            loop, _ = loop_from_args(args)
+            try:
+                return _Recorder(args, chosen, source, loop).run()
+            finally:
+                close_loop(loop)
     finally:
         source.close()
 

@@ -38,6 +38,7 @@ examples:
   harness run --source scripted
   harness run --source scripted --provider gemini scenarios/gemini_calls_without_ids.yaml
   harness run --source scripted --loop my_app.agent:run_loop
+  harness run --exec 'node agent.mjs'
 
 Exit codes: 0 every cell conforms, 1 findings, 2 harness or input error.
 """
@@ -103,11 +104,28 @@ def add_run_options(parser: argparse.ArgumentParser, *, recording: bool = False)
         help=f"stream variants to {verb} (default: [tool.harness] stream, else both, as each "
         "scenario allows)",
     )
-    parser.add_argument(
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument(
         "--loop",
         default=None,
         metavar="MODULE:FUNCTION",
         help=f"the loop {'to record' if recording else 'under test'} (default: the reference loop)",
+    )
+    chosen.add_argument(
+        "--exec",
+        default=None,
+        metavar="COMMAND",
+        help="the loop is a program, in any language: COMMAND runs via the shell once per user "
+        "message, the query (JSON) on stdin, the answer (JSON) on stdout, the SDKs' base-URL "
+        "and key variables pointing at the harness (see harness/exec/schemas)",
+    )
+    parser.add_argument(
+        "--exec-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="--exec: kill the program's process group after this long per user message "
+        "(default: 120)",
     )
     parser.add_argument(
         "--model",
@@ -131,6 +149,32 @@ def parse_models(items: list[str]) -> dict[str, str]:
     return models
 
 
+def loop_from_args(args: argparse.Namespace) -> tuple[Loop, str]:
+    """The loop under test and its name for reports: --exec's program, --loop's function, or
+    the reference loop. Import the loop after the SDKs' variables point at the endpoint."""
+    from harness.runner import REFERENCE_LOOP, load_loop
+
+    timeout = args.exec_timeout
+    if timeout is not None and args.exec is None:
+        raise HarnessError("--exec-timeout applies to --exec")
+    if args.exec is None:
+        return load_loop(args.loop or REFERENCE_LOOP), args.loop or "reference"
+    if not args.exec.strip():
+        raise HarnessError("--exec takes a command, e.g. --exec 'node agent.mjs'")
+    if timeout is not None and not timeout > 0:
+        raise HarnessError("--exec-timeout takes a positive number of seconds")
+    from harness.exec.loop import DEFAULT_TIMEOUT, ExecLoop
+
+    return ExecLoop(command=args.exec, timeout=timeout or DEFAULT_TIMEOUT), f"exec: {args.exec}"
+
+
+def close_loop(loop: Loop) -> None:
+    """Stop what the loop started (an --exec loop's tool endpoint)."""
+    close = getattr(loop, "close", None)
+    if callable(close):
+        close()
+
+
 def _make_source(
     args: argparse.Namespace, scenarios: list[Scenario], chosen: list[Cell], models: dict[str, str]
 ) -> Source:
@@ -151,7 +195,6 @@ def _make_source(
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.runner import REFERENCE_LOOP, load_loop
     from harness.sources import sdk_environment
 
     started = time.time()
@@ -167,11 +210,14 @@ def run(args: argparse.Namespace) -> int:
     source = _make_source(args, scenarios, chosen, models)
     with sdk_environment(source):  # before the loop's module is imported: it may build clients
         try:
-            loop = load_loop(args.loop or REFERENCE_LOOP)
+            loop, name = loop_from_args(args)
         except BaseException:
             source.close()
             raise
-        return _run_all(args, chosen, source, loop, started, previous)
+        try:
+            return _run_all(args, chosen, source, loop, name, started, previous)
+        finally:
+            close_loop(loop)
 
 
 def _run_all(
@@ -179,6 +225,7 @@ def _run_all(
     chosen: list[Cell],
     source: Source,
     loop: Loop,
+    name: str,
     started: float,
     previous: Results | None,
 ) -> int:
@@ -188,8 +235,7 @@ def _run_all(
     from harness.runner import CellRun, run_cells
 
     print(
-        f"harness run: {len(chosen)} cell(s), source {source.name}, loop "
-        f"{args.loop or 'reference'}",
+        f"harness run: {len(chosen)} cell(s), source {source.name}, loop {name}",
         file=sys.stderr,
     )
     results: list[tuple[CellRun, list[Finding]]] = []
@@ -211,7 +257,7 @@ def _run_all(
         args,
         judged,
         source=source.name,
-        loop=args.loop or "reference",
+        loop=name,
         started=started,
         previous=previous,
     )

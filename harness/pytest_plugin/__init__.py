@@ -85,6 +85,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def _load_loop(settings: Settings) -> Loop:
+    if settings.exec is not None:
+        from harness.exec.loop import DEFAULT_TIMEOUT, ExecLoop
+
+        return ExecLoop(command=settings.exec, timeout=settings.exec_timeout or DEFAULT_TIMEOUT)
     from harness.runner import REFERENCE_LOOP, load_loop
 
     return load_loop(settings.loop or REFERENCE_LOOP)

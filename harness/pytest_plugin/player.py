@@ -84,6 +84,9 @@ class Player:
         for source in self._sources.values():
             source.close()
         self._sources.clear()
+        close = getattr(self.loop, "close", None)  # an --harness-exec loop's tool endpoint
+        if callable(close):
+            close()
 
     def _run(self, cell: Cell, source: Source) -> CellRun:
         self._runs += 1

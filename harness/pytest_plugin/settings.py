@@ -60,12 +60,26 @@ def add_options(parser: pytest.Parser) -> None:
     )
     add("--harness-strict", action="store_true", help="replay drift fails the item")
     add("--harness-loop", metavar="MODULE:FUNCTION", help="the loop under test (reference)")
+    add(
+        "--harness-exec",
+        metavar="COMMAND",
+        help="the loop under test is a program (any language), run via the shell once per user "
+        "message: the query as JSON on stdin, the answer as JSON on stdout",
+    )
+    add(
+        "--harness-exec-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="--harness-exec: kill the program after this long per user message (120)",
+    )
     parser.addini(
         "harness_scenarios", "scenario files or folders; setting it collects them", "paths"
     )
     parser.addini("harness_source", "default --harness-source", default="cassette")
     parser.addini("harness_cassettes", "default --harness-cassettes", default=DEFAULT_CASSETTES)
     parser.addini("harness_loop", "default --harness-loop (module:function)", default="")
+    parser.addini("harness_exec", "default --harness-exec (a shell command)", default="")
+    parser.addini("harness_exec_timeout", "default --harness-exec-timeout (seconds)", default="")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,7 +94,9 @@ class Settings:
     record_mode: RecordMode
     record_from: Literal["scripted", "live"]
     strict: bool
-    loop: str | None  # None: the reference loop
+    loop: str | None  # None: the reference loop (or `exec`)
+    exec: str | None = None  # a program under test (harness.exec): a shell command
+    exec_timeout: float | None = None  # None: harness.exec's default
 
     @classmethod
     def read(cls, config: pytest.Config) -> Settings:
@@ -92,6 +108,11 @@ class Settings:
         given = [here / p for p in opt.harness_scenarios or ()]
         source = opt.harness_source or _ini_choice(config, "harness_source", SOURCES)
         loop = opt.harness_loop or config.getini("harness_loop") or None
+        program = opt.harness_exec or config.getini("harness_exec") or None
+        if opt.harness_loop and program and not opt.harness_exec:
+            program = None  # --harness-loop on the command line overrides an ini program
+        elif opt.harness_exec and loop and not opt.harness_loop:
+            loop = None  # and --harness-exec an ini loop
         settings = cls(
             enabled=bool(opt.harness or given or ini_paths or opt.harness_scenario),
             scenario_paths=tuple(
@@ -110,6 +131,8 @@ class Settings:
             record_from=opt.harness_record_from,
             strict=bool(opt.harness_strict),
             loop=loop,
+            exec=program,
+            exec_timeout=_exec_timeout(config),
         )
         settings.check()
         return settings
@@ -121,6 +144,12 @@ class Settings:
                 f"--harness-source cassette (not {self.source}); choose where recordings come "
                 "from with --harness-record-from scripted|live"
             )
+        if self.loop is not None and self.exec is not None:
+            raise pytest.UsageError(
+                "--harness-loop and --harness-exec both name the loop under test: give one"
+            )
+        if self.exec_timeout is not None and self.exec_timeout <= 0:
+            raise pytest.UsageError("--harness-exec-timeout takes a positive number of seconds")
         if self.loop is not None:
             module, sep, function = self.loop.partition(":")
             if not (module and sep and function):
@@ -159,6 +188,21 @@ class Settings:
 
 
 SETTINGS = pytest.StashKey[Settings]()
+
+
+def _exec_timeout(config: pytest.Config) -> float | None:
+    given = config.option.harness_exec_timeout
+    if given is not None:
+        return float(given)
+    value = str(config.getini("harness_exec_timeout")).strip()
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise pytest.UsageError(
+            f"ini harness_exec_timeout = {value!r}: give a number of seconds"
+        ) from None
 
 
 def _ini_choice(config: pytest.Config, name: str, choices: tuple[str, ...]) -> Source:

@@ -112,11 +112,12 @@ def waiting_tools(parties: int) -> tuple[ToolSpec, ...]:
 
 
 def test_http_calls_made_at_once_run_at_once(server: ToolServer) -> None:
-    with server.serving(waiting_tools(3)) as served, httpx2.Client(timeout=30) as http:
-        with ThreadPoolExecutor(3) as pool:
-            replies = list(
-                pool.map(lambda _: http.post(f"{served.tools_url}wait", json={}), range(3))
-            )
+    with (
+        server.serving(waiting_tools(3)) as served,
+        httpx2.Client(timeout=30) as http,
+        ThreadPoolExecutor(3) as pool,
+    ):
+        replies = list(pool.map(lambda _: http.post(f"{served.tools_url}wait", json={}), range(3)))
     assert [r.json() for r in replies] == [{"result": "ok"}] * 3
 
 
