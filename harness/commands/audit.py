@@ -208,6 +208,7 @@ def audit_cassette(path: Path, scenario: Scenario | None = None) -> Audit:
     else:
         # `run_checks` never raises: a check that breaks on odd data is a finding of its rule.
         findings = run_checks(input_from_trace(trace), wire_only=True)
+    findings = [*findings, *recorded_rejections(calls)]
     return Audit(
         path=str(path),
         interactions=len(recorded),
@@ -248,6 +249,34 @@ def _recorded_scenario(path: Path) -> str | None:
     meta = data.get(META_KEY) if isinstance(data, dict) else None
     found = meta.get("scenario") if isinstance(meta, dict) else None
     return found if isinstance(found, str) else None
+
+
+# A recorded 4xx is the API's verdict that the request was wrong; 408 and 429 say nothing about
+# the request (a timeout, a rate limit), so they are not findings.
+NOT_A_VERDICT = frozenset({408, 429})
+RULE_REJECTED = "api.rejected"
+
+
+def recorded_rejections(calls: Sequence[WireCall]) -> list[Finding]:
+    """One finding per recorded request the API rejected (4xx), with the provider's message."""
+    from harness.findings import Finding
+
+    out: list[Finding] = []
+    for call in calls:
+        status = call.response.status
+        if status is None or not 400 <= status < 500 or status in NOT_A_VERDICT:
+            continue
+        said = call.response.error or "(no message)"
+        out.append(
+            Finding(
+                rule=RULE_REJECTED,
+                call=call.number,
+                message=f"the API rejected the request ({status}): {said}",
+                expected="a request the API accepts",
+                actual=f"HTTP {status}",
+            )
+        )
+    return out
 
 
 def read(path: Path) -> list[RecordedExchange]:

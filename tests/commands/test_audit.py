@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -414,4 +415,39 @@ def test_every_real_recording_is_read(
     # Anthropic file calls again after a final answer, resending a server tool's call as its
     # own (L2), which the API rejected
     l2 = "pydantic-ai__error_400_tool_use_without_tool_result__claude-3-5-sonnet.yaml"
-    assert all("/openai/" in path or path.endswith(l2) for path in flagged), flagged
+    assert all("/openai/" in path or path.endswith(l2) or "error_400" in path for path in flagged)
+    # a recorded rejection is evidence that the request was wrong: a finding with its message
+    rejected = [line for line in out.splitlines() if "api.rejected" in line]
+    assert {"error_400" in line for line in rejected} <= {True}
+    assert all("the API rejected the request (400): " in line for line in rejected)
+
+
+def test_a_recorded_rejection_is_a_finding_with_the_providers_message(
+    recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = sorted(recorded.rglob("parallel_requests_one_turn.yaml"))[0]
+    data = load(source)
+    response = data["interactions"][0]["response"]
+    message = "messages.0: something the API refused"
+    response["status"] = {"code": 400, "message": "Bad Request"}
+    response.pop("parsed_body", None)
+    response["body"] = {
+        "string": json.dumps(
+            {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+        )
+    }
+    path = save(data, tmp_path / "rejected.yaml")
+    code, out, _ = audit(capsys, str(path))
+    assert code == 1
+    assert f"api.rejected: the API rejected the request (400): {message}" in out
+
+
+def test_a_recorded_rate_limit_is_no_verdict_on_the_request(
+    recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = sorted(recorded.rglob("parallel_requests_one_turn.yaml"))[0]
+    data = load(source)
+    data["interactions"][0]["response"]["status"] = {"code": 429, "message": "Too Many Requests"}
+    path = save(data, tmp_path / "limited.yaml")
+    _, out, _ = audit(capsys, str(path))
+    assert "api.rejected" not in out
