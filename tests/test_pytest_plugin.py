@@ -314,3 +314,13 @@ def test_runs_under_xdist_recording_per_worker(project: pytest.Pytester) -> None
     for scenario in (PASSING, LIMIT):
         for stream in (False, True):
             assert _cassette(project, scenario, stream).is_file()
+
+
+def test_the_projects_settings_apply_to_collected_scenarios(project: pytest.Pytester) -> None:
+    """[tool.harness] is read as by the CLI: a wrong key is one clear collection error."""
+    project.makepyprojecttoml("[tool.harness]\nmax_round = 3\n")
+    result = project.runpytest("--harness", *SCRIPTED, *ANTHROPIC, "-k", PASSING)
+    result.stdout.fnmatch_lines(["*[[]tool.harness[]]: unknown key 'max_round'*"])
+    project.makepyprojecttoml("[tool.harness]\nmax_rounds = 3\n")
+    result = project.runpytest("--harness", *SCRIPTED, *ANTHROPIC, "-k", PASSING)
+    result.assert_outcomes(passed=2)

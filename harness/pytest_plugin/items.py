@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
@@ -16,6 +17,7 @@ from harness.pytest_plugin.settings import SETTINGS
 from harness.runner import Cell, cells
 from harness.scenario import Scenario, load_scenario
 from harness.scrub import redact
+from harness.settings import load_settings
 
 if TYPE_CHECKING:
     from harness.pytest_plugin.player import Played
@@ -71,7 +73,8 @@ class CellFailure:
 class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[ScenarioItem]:
         try:
-            scenario = load_scenario(self.path)
+            # The project's [tool.harness] (budget, context window) as for the CLI.
+            scenario = load_scenario(self.path, load_settings(Path(str(self.config.rootpath))))
         except HarnessError as exc:
             raise self.CollectError(str(exc)) from None
         settings = self.config.stash[SETTINGS]
