@@ -45,6 +45,44 @@ for _var in (
     os.environ.pop(_var, None)
 
 
+REPORTS = ROOT / "reports"
+
+
+def folder_state(folder: Path) -> dict[str, tuple[int, int, int]]:
+    """Each file of `folder` (not recursive) with its inode, size and mtime: an atomic
+    rewrite changes the inode, an in-place one the size or mtime."""
+    if not folder.is_dir():
+        return {}
+    return {
+        path.name: (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        for path in folder.iterdir()
+        for stat in (path.stat(),)
+    }
+
+
+def changed_names(
+    before: dict[str, tuple[int, int, int]], after: dict[str, tuple[int, int, int]]
+) -> list[str]:
+    """The files added, removed or rewritten between two `folder_state`s."""
+    return sorted(
+        name for name in before.keys() | after.keys() if before.get(name) != after.get(name)
+    )
+
+
+@pytest.fixture(autouse=True)
+def _reports_untouched() -> Iterator[None]:
+    """No test writes into the repository's reports/: that is the user's last `harness run`
+    (the README's two commands in sequence must leave it showing the library run). Tests write
+    their reports, results and screenshots under tmp_path."""
+    before = folder_state(REPORTS)
+    yield
+    changed = changed_names(before, folder_state(REPORTS))
+    assert not changed, (
+        f"the test wrote into the repository's reports/ ({', '.join(changed)}); "
+        "pass --results/--html/--junit under tmp_path"
+    )
+
+
 def library() -> list[Scenario]:
     return [load_scenario(p) for p in sorted(SCENARIOS.glob("*.yaml"))]
 

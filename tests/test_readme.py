@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -85,3 +88,63 @@ def test_readme_scenario_example_conforms_on_every_provider(tmp_path: Path) -> N
     assert len(runs) == 6
     for run in runs:
         assert cell_findings(run) == [], run.cell.id
+
+
+def _emulator_startups() -> list[str]:
+    """The README's emulator start-up lines: each shell block of the emulator section that
+    starts `harness emulate`, up to the line that sources the variables."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## The emulator", 1)[1].split("\n## ", 1)[0]
+    blocks = [b for b in re.findall(r"```sh\n(.*?)```", section, re.S) if "harness emulate" in b]
+    lines = [b.splitlines() for b in blocks]
+    return [
+        "\n".join(block[: next(i for i, x in enumerate(block) if ". ./emulator.env" in x) + 1])
+        for block in lines
+    ]
+
+
+def _run_startup(snippet: str, port: int, folder: Path) -> subprocess.CompletedProcess[str]:
+    """The snippet with bash in `folder` (scenarios linked in), on `port`; it then prints the
+    Anthropic base URL it sourced and stops the emulator it started."""
+    (folder / "scenarios").symlink_to(ROOT / "scenarios")
+    script = re.sub(r"harness emulate (\S+)", rf"harness emulate \1 --port {port}", snippet)
+    script = script.replace("--port 8765 ", "")
+    script += (
+        '\nstatus=$?; echo "url=$ANTHROPIC_BASE_URL"; kill $! 2>/dev/null; wait; exit $status\n'
+    )
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return subprocess.run(
+        ["bash", "-c", script],
+        cwd=folder,
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        timeout=90,  # the snippet's own bound is 30 s; a wait that never ends fails here
+        check=False,
+    )
+
+
+def test_readme_emulator_snippets_are_the_start_up_lines() -> None:
+    snippets = _emulator_startups()
+    assert len(snippets) == 2
+    assert all("kill -0 $!" in s and "seq 300" in s for s in snippets)
+
+
+@pytest.mark.parametrize("block", [0, 1], ids=["emulate", "emulate-record"])
+def test_readme_emulator_snippet_sources_the_lines(tmp_path: Path, block: int) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    done = _run_startup(_emulator_startups()[block], port, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"url=http://127.0.0.1:{port}/s/" in done.stdout
+
+
+@pytest.mark.parametrize("block", [0, 1], ids=["emulate", "emulate-record"])
+def test_readme_emulator_snippet_stops_when_the_port_is_taken(tmp_path: Path, block: int) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        done = _run_startup(_emulator_startups()[block], taken.getsockname()[1], tmp_path)
+    assert done.returncode != 0
+    assert "Address already in use" in done.stderr and "url=\n" in done.stdout

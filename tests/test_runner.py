@@ -161,7 +161,10 @@ def test_a_loop_that_raises_is_reported_not_crashed() -> None:
     assert any(f.rule == "harness.loop_error" for f in cell_findings(run))
 
 
-def test_cli_scripted_run_prints_progress_and_table(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_scripted_run_prints_progress_and_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the reports go under ./reports: never the repository's
     code = main(
         [
             "run",
@@ -186,6 +189,7 @@ def test_cli_run_with_a_faulty_loop_exits_1(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    monkeypatch.chdir(tmp_path)  # the reports go under ./reports: never the repository's
     code = main(
         [
             "run",

@@ -173,7 +173,17 @@ class _Recorder:
             )
             raise
         self._summary(time.monotonic() - started)
+        self._reached_the_api()
         return 0 if self.counts["not recorded"] == 0 else 1
+
+    def _reached_the_api(self) -> None:
+        """A live refresh that reached no API at all is exit 2, not cells 'not recorded'."""
+        from harness.commands.run import unreachable
+
+        runs = [p.run for done in self.per_scenario.values() for p in done if p.run is not None]
+        failed = unreachable(self.source, runs)
+        if failed is not None:
+            raise HarnessError(f"{failed}; no cassette written")
 
     def _start_workers(self) -> None:
         numbered = list(enumerate(self.cells, 1))

@@ -13,9 +13,11 @@ from harness.errors import HarnessError
 from harness.scenario.model import Provider
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from harness.loop.contract import Loop
     from harness.results.model import Results
-    from harness.runner import Cell
+    from harness.runner import Cell, CellRun
     from harness.scenario.model import Scenario
     from harness.sources import Source
 
@@ -44,6 +46,9 @@ Exit codes: 0 every cell conforms, 1 findings, 2 harness or input error.
 """
 
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "gemini")
+# How the live forwarder (harness/endpoint/forward.py) marks an exchange whose request never
+# reached the real API (a closed port, a wrong base URL, no network).
+UNREACHABLE = "the live API could not be reached"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -194,6 +199,26 @@ def _make_source(
     return CassetteSource([(c.scenario, c.provider, c.stream) for c in chosen], args.cassettes)
 
 
+def unreachable(source: Source, runs: Iterable[CellRun]) -> str | None:
+    """One line when a live run reached no API at all (every exchange of every cell failed to
+    reach the upstream): the provider, its base URL and the connection error. That is a
+    harness or input problem (exit 2), not the loop's findings."""
+    from harness.sources import LiveSource
+
+    if not isinstance(source, LiveSource):
+        return None
+    records = [(run.cell.provider, record) for run in runs for record in run.records]
+    errors = [record.error or "" for _, record in records]
+    if not records or not all(error.startswith(UNREACHABLE) for error in errors):
+        return None
+    where = ", ".join(f"{p} at {source.upstreams[p]}" for p in sorted({p for p, _ in records}))
+    reason = errors[0].removeprefix(UNREACHABLE).lstrip(": ")
+    return (
+        f"{UNREACHABLE} ({where}): {reason}; check the network and the base URL "
+        "(ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL)"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.sources import sdk_environment
 
@@ -232,7 +257,7 @@ def _run_all(
     from harness.commands.table import print_progress, print_table
     from harness.findings import Finding
     from harness.results.build import Judged, judge, sort_findings
-    from harness.runner import CellRun, run_cells
+    from harness.runner import run_cells
 
     print(
         f"harness run: {len(chosen)} cell(s), source {source.name}, loop {name}",
@@ -253,6 +278,9 @@ def _run_all(
     finally:
         source.close()
     print_table(results)
+    failed = unreachable(source, (run_result for run_result, _ in results))
+    if failed is not None:
+        raise HarnessError(f"{failed}; no report written")
     publish(
         args,
         judged,

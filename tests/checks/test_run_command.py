@@ -3,6 +3,8 @@ check fails, 0 when every cell conforms."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.cli import main
@@ -10,6 +12,13 @@ from tests.conftest import SCENARIOS
 
 SCENARIO = str(SCENARIOS / "one_tool_then_answer.yaml")
 ONE_CELL = ["run", "--source", "scripted", "--provider", "gemini", "--stream", "off", SCENARIO]
+
+
+@pytest.fixture(autouse=True)
+def _reports_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run writes its reports under ./reports: the test's own folder, never the
+    repository's reports/."""
+    monkeypatch.chdir(tmp_path)
 
 
 def test_a_conforming_loop_exits_0(capsys: pytest.CaptureFixture[str]) -> None:

@@ -40,6 +40,15 @@ def _private_parse_cache(
     monkeypatch.setenv("HARNESS_CASSETTE_CACHE", str(cache))
 
 
+@pytest.fixture(autouse=True)
+def _reports_in_tmp(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`harness run` writes its reports under ./reports: a folder of the test's own, never
+    the repository's reports/."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
 def record(folder: Path, *args: str) -> int:
     return main(["record", "--cassettes", str(folder), *args])
 
@@ -360,3 +369,20 @@ def test_source_is_required(tmp_path: Path) -> None:
 def test_no_file_is_left_behind_by_a_refresh(recorded: Path) -> None:
     assert not [p for p in recorded.rglob("*") if p.name.startswith(".")]
     assert all(os.access(p, os.R_OK) for p in recorded.rglob("*.yaml"))
+
+
+def test_findings_or_an_expected_error_do_not_stop_a_recording(tmp_path: Path) -> None:
+    """As the README says: a scripted run that ends in its scenario's expected error is
+    recorded, and so is a loop's run with findings (a loop that raises is not: above)."""
+    keeps_failing = str(SCENARIOS / "provider_keeps_failing.yaml")
+    one_cell = ("--provider", "anthropic", "--stream", "off")
+    assert record(tmp_path / "a", "--source", "scripted", keeps_failing, *one_cell) == 0
+    assert list(snapshot(tmp_path / "a")) == ["anthropic/provider_keeps_failing.yaml"]
+    shouting = ("--loop", "tests.checks.loops:shouting_loop")  # L2 findings, every call whole
+    assert record(tmp_path / "b", "--source", "scripted", ONE, *one_cell, *shouting) == 0
+    assert list(snapshot(tmp_path / "b")) == ["anthropic/one_tool_then_answer.yaml"]
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert (
+        "findings do not stop it; a scripted run ending in its expected error is recorded" in readme
+    )
+    assert "only from clean runs" not in readme

@@ -1,6 +1,7 @@
 """The HTML report in a real browser (headless Chromium, Debian's `chromium` package, which
 `.ci/run` installs): the matrices render, a transcript opens, the script runs without errors,
-filters work, and hostile text stays text. Screenshots are kept in reports/ (gitignored)."""
+filters work, and hostile text stays text. Screenshots are taken under the test's tmp_path
+(never the repository's reports/)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,6 @@ from harness.report.view import anchor
 from tests.report.hostile_text import BIDI_SHOWN, BIDI_TEXT, CELL, text_results, unsafe
 from tests.results.runs import mixed_results, real_results
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "reports"
 CHROMIUM = next(
     (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
 )
@@ -90,7 +89,6 @@ def test_screenshots(tmp_path: Path, report: Path) -> None:
         "screenshot.png": "",
         "screenshot-cell.png": f"#focus={anchor('limit_reached_pending_write[openai]')}",
     }
-    ARTIFACTS.mkdir(exist_ok=True)
     for name, fragment in shots.items():
         png = tmp_path / name
         _chromium(
@@ -101,7 +99,6 @@ def test_screenshots(tmp_path: Path, report: Path) -> None:
             f"--screenshot={png}",
         )
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
-        shutil.copyfile(png, ARTIFACTS / name)
 
 
 @pytest.mark.parametrize(

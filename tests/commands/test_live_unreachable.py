@@ -1,0 +1,80 @@
+"""A live run or refresh that reaches no API (a closed port on 127.0.0.1 as the base URL) is
+one line naming the provider and its base URL, and exit 2 — a harness or input problem, not
+the loop's findings (exit 1). A live run that reaches its API is judged as usual."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.emulator.server import Emulator
+from tests.conftest import SCENARIOS
+
+ANSWER = str(SCENARIOS / "answer_without_tools.yaml")
+ONE_CELL = ("--provider", "anthropic", "--stream", "off", ANSWER)
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def outputs(tmp_path: Path) -> list[str]:
+    out = tmp_path / "reports"
+    return [
+        *("--results", str(out / "results.json"), "--html", str(out / "index.html")),
+        *("--junit", str(out / "junit.xml")),
+    ]
+
+
+@pytest.fixture
+def nowhere(monkeypatch: pytest.MonkeyPatch) -> str:
+    url = f"http://127.0.0.1:{closed_port()}"
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "Fake0Key1" * 6)
+    return url
+
+
+def _one_line(err: str, command: str, url: str) -> None:
+    line = next(line for line in err.splitlines() if line.startswith(f"harness {command}: error"))
+    assert "the live API could not be reached (anthropic at " + url + ")" in line, line
+    assert "ConnectError" in line and "Traceback" not in err
+
+
+def test_live_run_that_reaches_no_api_exits_2(
+    nowhere: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "--source", "live", *ONE_CELL, *outputs(tmp_path)]) == 2
+    _one_line(capsys.readouterr().err, "run", nowhere)
+    assert not (tmp_path / "reports").exists()  # no report of a run that never reached the API
+
+
+def test_live_refresh_that_reaches_no_api_exits_2(
+    nowhere: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cassettes = tmp_path / "cassettes"
+    assert main(["record", "--source", "live", "--cassettes", str(cassettes), *ONE_CELL]) == 2
+    _one_line(capsys.readouterr().err, "record", nowhere)
+    assert not list(cassettes.rglob("*.yaml"))
+
+
+def test_live_run_that_reaches_its_api_is_judged_as_usual(
+    emulator: Emulator,
+    run_id: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv(
+        "ANTHROPIC_BASE_URL", emulator.base_urls("answer_without_tools", run_id)["anthropic"]
+    )
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "Fake0Key1" * 6)
+    assert main(["run", "--source", "live", *ONE_CELL, *outputs(tmp_path)]) == 0
+    assert "could not be reached" not in capsys.readouterr().err
+    assert (tmp_path / "reports" / "results.json").is_file()
