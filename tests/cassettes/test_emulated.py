@@ -74,6 +74,9 @@ def test_a_run_is_written_once_idle_split_by_provider_and_stream(
     ask_anthropic(emulator, "default")
     ask_anthropic(emulator, "default", stream=True)
     ask_openai(emulator, "default")
+    capture = emulator.capture("default")
+    assert capture is not None
+    capture.settle()  # every reply written (the server thread ends it) before the clock is read
     recorder.tick(now=time.time())  # just ended: not idle yet
     assert lines == [] and not any(tmp_path.rglob("*.yaml"))
     recorder.tick(now=time.time() + 60)

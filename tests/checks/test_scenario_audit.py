@@ -117,8 +117,13 @@ def both_ways(world: World, cell: Cell, loop: Loop, name: str) -> tuple[list[Key
     audit = audit_cassette(path, cell.scenario)
     assert audit.scenario is not None
     in_process = cell_findings(run_cell(cell, world.source, loop, run_id=run))
+    # An API rejection is the emulator's log entry in a run (`api.E1`, …) and the recorded 4xx
+    # in a cassette (`api.rejected`): each side has one exactly when the other does.
+    rejected = any(f.rule.startswith("api.") for f in in_process)
+    assert rejected == any(f.rule == "api.rejected" for f in audit.findings), cell.id
     judged = sorted(_key(f) for f in in_process if audit.scenario.covers(f))
-    return sorted(_key(f) for f in audit.findings), judged
+    audited = sorted(_key(f) for f in audit.findings if not f.rule.startswith("api."))
+    return audited, judged
 
 
 def _cells(scenario: Scenario) -> list[Cell]:
