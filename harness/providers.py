@@ -1,17 +1,11 @@
-"""Provider facts the harness itself needs: default models, key variables, SDK clients.
-
-Each SDK is imported only when a client for it is built (importing anthropic alone takes ~2 s).
-"""
+"""Provider facts the harness itself needs: default models, key and base-URL variables, and
+Gemini's retry settings. The SDK clients are built in `harness.loop.clients`."""
 
 from __future__ import annotations
 
 import os
-import ssl
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
-
-import httpx2
 
 from harness.errors import ProviderError
 from harness.scenario.model import Provider
@@ -50,45 +44,6 @@ def key_from_env(provider: Provider, env: Mapping[str, str] | None = None) -> st
     )
 
 
-def make_client(
-    provider: Provider,
-    *,
-    api_key: str,
-    base_url: str | None,
-    http_client: httpx2.Client,
-    max_retries: int = 2,
-) -> Any:
-    """An official SDK client. `base_url=None` lets the SDK read its base-URL variable, exactly
-    as a user's program does."""
-    if provider == "anthropic":
-        import anthropic
-
-        return anthropic.Anthropic(
-            api_key=api_key, base_url=base_url, http_client=http_client, max_retries=max_retries
-        )
-    if provider == "openai":
-        import openai
-
-        return openai.OpenAI(
-            api_key=api_key, base_url=base_url, http_client=http_client, max_retries=max_retries
-        )
-    from google import genai
-    from google.genai import types
-
-    # Given only a sync client, google-genai still builds an async client and a websocket SSL
-    # context for every Client (~20-40 ms each, loading the CA bundle). Loops under test are
-    # synchronous, so one shared async client and SSL context, never used for a cell's HTTP
-    # traffic, spare that cost.
-    options = types.HttpOptions(
-        base_url=base_url,
-        httpx_client=http_client,
-        httpx_async_client=_shared_async_client(),
-        async_client_args={"ssl": _shared_ssl_context()},
-        retry_options=gemini_retry_options(max_retries),
-    )
-    return genai.Client(api_key=api_key, http_options=options)
-
-
 # google-genai makes ONE attempt unless given retry options (google-genai 3.6
 # `_api_client.retry_args`: no options -> `stop_after_attempt(1)`), where the Anthropic and
 # OpenAI SDKs retry twice by default; so a rate limit one of those rides out failed the Gemini
@@ -112,13 +67,3 @@ def gemini_retry_options(max_retries: int) -> Any:
         exp_base=2.0,
         jitter=GEMINI_RETRY_JITTER,
     )
-
-
-@cache
-def _shared_async_client() -> httpx2.AsyncClient:
-    return httpx2.AsyncClient()
-
-
-@cache
-def _shared_ssl_context() -> ssl.SSLContext:
-    return ssl.create_default_context()
