@@ -16,7 +16,7 @@ import httpx2
 from harness.emulator.runlog import LogEntry
 from harness.emulator.server import Emulator
 from harness.endpoint.forward import ForwardApp, RetryPolicy
-from harness.endpoint.server import Endpoint, Run
+from harness.endpoint.server import Endpoint, Run, base_urls
 from harness.errors import HarnessError
 from harness.findings import Finding
 from harness.providers import BASE_URL_VARIABLES, DEFAULT_MODELS, KEY_VARIABLES, key_from_env
@@ -44,12 +44,7 @@ class Opened:
 
     def env(self) -> dict[str, str]:
         """The SDKs' own variables, pointing every provider at this run."""
-        out: dict[str, str] = {}
-        for provider, variable in BASE_URL_VARIABLES.items():
-            out[variable] = self.base_urls[provider]
-            for key_variable in KEY_VARIABLES[provider]:
-                out[key_variable] = self.api_key
-        return out
+        return sdk_env(self.base_urls, self.api_key)
 
 
 class Source(Protocol):
@@ -191,14 +186,19 @@ class LiveSource:
         self.client.close()
 
 
-def endpoint_env(root: str, api_key: str) -> dict[str, str]:
-    """The SDKs' own variables for the endpoint at `root`, without a run prefix."""
+def sdk_env(urls: Mapping[str, str], api_key: str) -> dict[str, str]:
+    """The SDKs' own base-URL and key variables for these base URLs (per provider)."""
     out: dict[str, str] = {}
     for provider, variable in BASE_URL_VARIABLES.items():
-        out[variable] = f"{root}/v1" if provider == "openai" else root
+        out[variable] = urls[provider]
         for key_variable in KEY_VARIABLES[provider]:
             out[key_variable] = api_key
     return out
+
+
+def endpoint_env(root: str, api_key: str) -> dict[str, str]:
+    """The SDKs' own variables for the endpoint at `root`, without a run prefix."""
+    return sdk_env(base_urls(root), api_key)
 
 
 @contextmanager
