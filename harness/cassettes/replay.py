@@ -31,7 +31,6 @@ from harness.endpoint.capture import Recorded
 from harness.endpoint.server import Answer, Incoming
 from harness.findings import Finding
 
-DROPPED_RESPONSE_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
 MISSING_STATUS = 400  # not retried by any SDK (x-should-retry: false says so too)
 
 RULE_DRIFT = "replay.drift"
@@ -209,14 +208,9 @@ class ReplayApp:
 
 
 def _served(recorded: RecordedResponse) -> Answer:
-    headers = [
-        (name, value)
-        for name, values in recorded.headers.items()
-        if name.lower() not in DROPPED_RESPONSE_HEADERS
-        for value in values
-    ]
+    headers = [(name, value) for name, values in recorded.headers.items() for value in values]
     # A stream goes out one event per chunk (as the API flushed them); a plain body whole,
-    # its length announced.
+    # its length announced (the endpoint sets the framing headers itself).
     return Answer(
         status=recorded.status,
         headers=headers,

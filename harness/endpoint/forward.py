@@ -36,7 +36,6 @@ NOT_FORWARDED = frozenset(
         "proxy-connection",
     }
 )
-NOT_RETURNED = frozenset({"content-length", "transfer-encoding", "connection", "content-encoding"})
 UPSTREAM_TIMEOUT = 600.0  # the Anthropic and OpenAI SDKs' own default
 
 
@@ -95,11 +94,8 @@ class ForwardApp:
             # failure, and marked so the exchange is never taken for a whole one.
             record.error = f"the live API could not be reached: {type(exc).__name__}: {exc}"
             return error_answer(incoming.route, f"harness live endpoint: {record.error}", 502)
-        headers = [
-            (k.decode("latin-1"), v.decode("latin-1"))
-            for k, v in response.headers.raw
-            if k.decode("latin-1").lower() not in NOT_RETURNED
-        ]
+        # The endpoint sets the framing headers itself (the body goes out decoded).
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw]
         streamed = "text/event-stream" in response.headers.get("content-type", "")
         if not streamed:
             body = response.read()
