@@ -23,7 +23,7 @@ def test_readme_opens_with_the_two_commands() -> None:
     blocks = re.findall(r"```sh\n(.*?)```", head, re.S)
     assert len(blocks) == 2
     assert "harness run" in blocks[0] and "pip install" in blocks[0]
-    assert "pytest" in blocks[1] and "'.[test]'" in blocks[1]
+    assert "pytest" in blocks[1] and "'.[test,frameworks]'" in blocks[1]
     ci = (ROOT / ".ci" / "run").read_text()
     assert blocks[1].strip() in ci
 
