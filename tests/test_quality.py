@@ -22,8 +22,8 @@ def _tool(name: str) -> str:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["ruff", "check", "harness", "tests", "benchmarks", "examples"],
-        ["ruff", "format", "--check", "harness", "tests", "benchmarks", "examples"],
+        ["ruff", "check", "harness", "tests", "benchmarks", "examples", "docs"],
+        ["ruff", "format", "--check", "harness", "tests", "benchmarks", "examples", "docs"],
         ["mypy"],
     ],
     ids=["ruff-check", "ruff-format", "mypy"],
