@@ -270,11 +270,13 @@ def project_ignore(start: Path | None = None) -> tuple[str, ...]:
     path = find_pyproject(start)
     if path is None:
         return ()
-    return _ignore_in(path, path.stat().st_mtime_ns)
+    stat = path.stat()
+    return _ignore_in(path, stat.st_mtime_ns, stat.st_size)
 
 
 @cache
-def _ignore_in(path: Path, _mtime_ns: int) -> tuple[str, ...]:
+def _ignore_in(path: Path, _mtime_ns: int, _size: int) -> tuple[str, ...]:
+    """Read once per version of the file (the replay asks at every call)."""
     from harness.settings import load_settings
 
     return load_settings(path.parent).drift_ignore
