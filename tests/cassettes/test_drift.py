@@ -555,3 +555,21 @@ def test_the_project_drift_ignore_is_read_from_pyproject(
     )
     os.utime(tmp_path / "pyproject.toml", ns=(1, 2))  # a new mtime, as an edit gives
     assert request_drift(recorded(old, ANTHROPIC), "POST", ANTHROPIC, new) is None
+
+
+def test_the_readme_drift_ignore_example_is_read_and_applied() -> None:
+    from harness.settings import settings_from, tomllib  # tomli on Python 3.10
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("### What drift compares", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    ignore = settings_from(tomllib.loads(block)["tool"]["harness"], "README.md").drift_ignore
+    old = anthropic_round()
+    new = anthropic_round(tools=[{**old["tools"][0], "description": "Other."}], metadata={"a": 1})
+    assert request_drift(recorded(old, ANTHROPIC), "POST", ANTHROPIC, new, ignore=()) is not None
+    assert request_drift(recorded(old, ANTHROPIC), "POST", ANTHROPIC, new, ignore=ignore) is None
+    g_new = gemini_round(generationConfig={"responseMimeType": "application/json"})
+    assert (
+        request_drift(recorded(gemini_round(), GEMINI), "POST", GEMINI, g_new, ignore=ignore)
+        is None
+    )
