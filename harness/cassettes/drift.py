@@ -21,13 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from harness.cassettes.cassette import RecordedRequest
-
-if TYPE_CHECKING:
-    from harness.trace.common import RequestSpelling
 
 ID_PATTERN = re.compile(
     r"^(?:toolu|srvtoolu|call|fc|rs|msg|resp|ctc|chatcmpl|req|item)_[A-Za-z0-9_\-]{4,}$"
