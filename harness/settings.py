@@ -6,6 +6,11 @@
     context_window = 20      # at most this many saved messages per query (L7)
     stream = "both"          # stream variants to run: both | on | off
     providers = ["anthropic", "openai", "gemini"]
+    drift_ignore = ["max_tokens", "gemini:generationConfig.seed"]  # request fields not compared
+
+`drift_ignore` names request fields a replay does not compare with the recording: a path of
+keys (lists are passed through, `*` is any one key), for every provider or, with a
+`provider:` prefix, for one (see README "Cassettes: record and replay").
 
 A scenario's own `max_rounds` / `context_window` override the project's; `--provider` and
 `--stream` override these. An unknown key or a wrong type is one clear line (exit 2).
@@ -13,6 +18,7 @@ A scenario's own `max_rounds` / `context_window` override the project's; `--prov
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +36,10 @@ else:  # pragma: no cover - Python 3.10
 MAX_SETTINGS_BYTES = 1024 * 1024
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "gemini")
 Stream = Literal["both", "on", "off"]
+# `[provider:]key.key…`; a key is letters, digits and `_`, or `*` for any one key.
+DRIFT_PATH = re.compile(
+    r"^(?:(?:anthropic|openai|gemini):)?(?:[A-Za-z0-9_]+|\*)(?:\.(?:[A-Za-z0-9_]+|\*))*$"
+)
 
 
 class SettingsError(HarnessError):
@@ -42,10 +52,11 @@ class Settings:
     context_window: int = DEFAULT_CONTEXT_WINDOW
     stream: Stream = "both"
     providers: tuple[Provider, ...] = PROVIDERS
+    drift_ignore: tuple[str, ...] = ()
     file: str = ""  # where they were read from ("" for the defaults)
 
 
-KNOWN = ("max_rounds", "context_window", "stream", "providers")
+KNOWN = ("max_rounds", "context_window", "stream", "providers", "drift_ignore")
 
 
 def find_pyproject(start: Path | None = None) -> Path | None:
@@ -94,6 +105,7 @@ def settings_from(table: Mapping[str, Any], file: str) -> Settings:
         context_window=_integer(table, "context_window", DEFAULT_CONTEXT_WINDOW, 1, 1000, where),
         stream=_stream(table.get("stream", "both"), where),
         providers=_providers(table.get("providers", list(PROVIDERS)), where),
+        drift_ignore=_drift_ignore(table.get("drift_ignore", []), where),
         file=file,
     )
 
@@ -122,3 +134,15 @@ def _providers(value: Any, where: str) -> tuple[Provider, ...]:
             f"{where} providers: must be a non-empty list of {', '.join(PROVIDERS)} (got {value!r})"
         )
     return tuple(p for p in PROVIDERS if p in value)
+
+
+def _drift_ignore(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise SettingsError(f"{where} drift_ignore: must be a list of field paths (got {value!r})")
+    for path in value:
+        if not isinstance(path, str) or not DRIFT_PATH.match(path):
+            raise SettingsError(
+                f"{where} drift_ignore: {path!r} is not a field path; write keys joined by dots, "
+                'optionally after a provider, e.g. "max_tokens" or "gemini:generationConfig.seed"'
+            )
+    return tuple(value)

@@ -279,15 +279,15 @@ def test_drift_warns_and_fails_when_strict(project: pytest.Pytester) -> None:
     project.runpytest("--harness", *cell, "--harness-record-mode", "once").assert_outcomes(passed=1)
     path = _cassette(project, PASSING)
     data = yaml.safe_load(path.read_text())
-    data["interactions"][0]["request"]["parsed_body"]["max_tokens"] += 1
+    data["interactions"][0]["request"]["parsed_body"]["system"] += " Be brief."
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 
     lenient = project.runpytest("--harness", *cell)
     lenient.assert_outcomes(passed=1, warnings=1)
-    lenient.stdout.fnmatch_lines(["*HarnessDriftWarning*replay.drift at call 1*max_tokens*"])
+    lenient.stdout.fnmatch_lines(["*HarnessDriftWarning*replay.drift at call 1*system*"])
     strict = project.runpytest("--harness", *cell, "--harness-strict")
     strict.assert_outcomes(failed=1)
-    strict.stdout.fnmatch_lines(["[[]Matches the recording[]] replay.drift at call 1*max_tokens*"])
+    strict.stdout.fnmatch_lines(["[[]Matches the recording[]] replay.drift at call 1*system*"])
 
 
 def test_runs_under_xdist_recording_per_worker(project: pytest.Pytester) -> None:

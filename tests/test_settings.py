@@ -53,6 +53,9 @@ def test_a_table_is_read_from_the_nearest_pyproject(tmp_path: Path) -> None:
         ('stream = "yes"\n', 'stream: must be "both", "on" or "off"'),
         ('providers = ["bard"]\n', "providers: must be a non-empty list"),
         ("max_rounds = [\n", "cannot read it as TOML"),
+        ('drift_ignore = "max_tokens"\n', "drift_ignore: must be a list of field paths"),
+        ('drift_ignore = ["bard:max_tokens"]\n', "drift_ignore: 'bard:max_tokens' is not a field"),
+        ('drift_ignore = ["messages[0]"]\n', "drift_ignore: 'messages[0]' is not a field path"),
     ],
 )
 def test_a_bad_table_is_one_clear_line_and_exit_2(
@@ -90,3 +93,12 @@ def test_the_cli_runs_the_providers_and_stream_variants_the_project_chose(
     assert "2 cell(s): 2 conform" in capsys.readouterr().out
     assert main(["run", "--source", "scripted", "--provider", "openai", "--stream", "both"]) == 0
     assert "2 cell(s): 2 conform" in capsys.readouterr().out
+
+
+def test_drift_ignore_is_read_as_given(tmp_path: Path) -> None:
+    project(tmp_path, 'drift_ignore = ["max_tokens", "gemini:generationConfig.*", "tools.*"]\n')
+    assert load_settings(tmp_path).drift_ignore == (
+        "max_tokens",
+        "gemini:generationConfig.*",
+        "tools.*",
+    )

@@ -2,6 +2,12 @@
 and build the cassette text from what the endpoint recorded (the bytes as they went). Writing
 is left to the caller (one thread writes, see `harness record`), so an interrupt can never
 leave a cassette half-written or written from a partial run.
+
+A cassette is the provider's side of the run. It is kept whenever every exchange arrived whole,
+whatever the loop then did with the answers: a loop with findings, one that raised or one that
+reported an error is recorded too (and says so), so a loop with a known defect still gets a
+baseline whose replay gives the same findings. A cut or missing exchange, a request the API
+refused, or an interrupt leaves the old cassette as it was.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ class Prepared:
     usage: Usage
     model: str
     retries: tuple[str, ...] = ()
+    # Recorded although the loop failed: how (shown beside the verdict; nothing is hidden).
+    loop_failed: str | None = None
 
 
 def record_cell(cell: Cell, source: Source, loop: Loop, run_id: str, folder: Path) -> Prepared:
@@ -52,6 +60,7 @@ def record_cell(cell: Cell, source: Source, loop: Loop, run_id: str, folder: Pat
         usage=usage,
         model=run.model,
         retries=tuple(line for r in records for line in r.retries),
+        loop_failed=loop_failure(run),
     )
     if prepared.problem is not None:
         return prepared
@@ -73,22 +82,14 @@ def record_cell(cell: Cell, source: Source, loop: Loop, run_id: str, folder: Pat
 
 
 def unclean(run: CellRun, records: list[Recorded], live: bool) -> str | None:
-    """Why this run must not become a cassette, or None when it completed cleanly."""
-    if run.error is not None:
-        return run.error
-    messages = run.cell.scenario.messages
-    for query in run.queries:
-        expected_error = (
-            query.index < len(messages) and messages[query.index].expect.ending == "error"
-        )
-        if query.error is not None and not (expected_error and not live):
-            return f"user message {query.index + 1}: the loop reported an error: {query.error}"
+    """Why this run must not become a cassette (the provider's side is not whole), or None.
+    How the loop ended is not asked: see `loop_failure`."""
     if run.rejections:
         entry = run.rejections[0]
         message = entry.error.message if entry.error is not None else ""
         return f"the emulator rejected a request ({entry.status}, as the real API would): {message}"
     if not records:
-        return "the loop made no model call"
+        return "the loop made no model call" + (f" ({run.error})" if run.error else "")
     for number, record in enumerate(records, 1):
         if record.error is not None or not record.complete:
             return f"call {number}: the response did not arrive whole ({record.error or 'cut'})"
@@ -96,6 +97,19 @@ def unclean(run: CellRun, records: list[Recorded], live: bool) -> str | None:
             return f"call {number}: the API answered {record.status} {record.reason}"
     if len(records) != len(run.exchanges):
         return f"the tap saw {len(records)} calls but the capture {len(run.exchanges)}"
+    return None
+
+
+def loop_failure(run: CellRun) -> str | None:
+    """How the loop failed on a run that is still recorded ("loop raised: …"), or None. An
+    error the scenario expects (a scripted provider failure) is no failure."""
+    if run.error is not None:
+        return "loop raised: " + run.error.removeprefix("the loop raised ")
+    messages = run.cell.scenario.messages
+    for query in run.queries:
+        expected = query.index < len(messages) and messages[query.index].expect.ending == "error"
+        if query.error is not None and not (expected and run.source == "scripted"):
+            return f"loop reported an error on user message {query.index + 1}: {query.error}"
     return None
 
 

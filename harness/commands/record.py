@@ -1,8 +1,8 @@
 """`harness record`: refresh cassettes from the emulator (scripted) or the real APIs (live).
 
 Cells run in worker threads (a cap per provider); this thread alone writes files, each one
-atomically and only from a run that completed cleanly. An interrupt stops the writing at once:
-every cassette is either its old bytes or a complete new recording.
+atomically and only from a run whose every exchange arrived whole. An interrupt stops the
+writing at once: every cassette is either its old bytes or a complete new recording.
 """
 
 from __future__ import annotations
@@ -33,8 +33,10 @@ if TYPE_CHECKING:
 DESCRIPTION = """\
 Record cassettes: run each scenario × provider × stream variant through the loop and save
 every HTTP exchange to cassettes/<provider>/<scenario_id>[.stream].yaml (readable YAML,
-secrets scrubbed). A cassette is written only when its run completed cleanly; a failed,
-partial or interrupted run leaves the existing file byte-identical and says why.
+secrets scrubbed). A cassette is the provider's side: it is written when every exchange
+arrived whole, also when the loop had findings, raised or reported an error (the output says
+"recorded (loop raised: …)"; the findings stay findings on replay). A cut exchange, a
+rejected request or an interrupted run leaves the existing file byte-identical and says why.
 
 sources:
   scripted  the local emulator plays each scenario's script (free, offline)
@@ -150,6 +152,7 @@ class _Recorder:
         self.stop = threading.Event()
         self.results: queue.Queue[_Done] = queue.Queue()
         self.counts = {"written": 0, "unchanged": 0, "not recorded": 0}
+        self.loop_failed = 0  # recorded although the loop failed
         self.per_scenario: dict[str, list[Prepared]] = {}
 
     def run(self) -> int:
@@ -260,6 +263,9 @@ class _Recorder:
         _say(f"[{total}/{len(self.cells)}] {cell.id:<52} {verdict:<13} {detail}")
         if why:
             _say(f"    {why}")
+        elif prepared is not None and prepared.loop_failed is not None:
+            self.loop_failed += 1
+            _say(f"    recorded ({prepared.loop_failed}); replaying it gives the same findings")
 
     def _write(self, prepared: Prepared) -> tuple[str, str | None]:
         from harness.cassettes.recorder import save_recording
@@ -273,7 +279,8 @@ class _Recorder:
 
     def _summary(self, elapsed: float) -> None:
         counts = ", ".join(f"{n} {k}" for k, n in self.counts.items())
-        _say(f"harness record: {counts} in {elapsed:.1f}s")
+        failed = f" ({self.loop_failed} recorded where the loop failed)" if self.loop_failed else ""
+        _say(f"harness record: {counts}{failed} in {elapsed:.1f}s")
         if not self.live:
             return
         from harness.cassettes.usage import Usage, price_for

@@ -101,7 +101,7 @@ def _validate_schema(data: dict[str, Any], located: Located) -> None:
     if not errors:
         return
     best = errors[0]
-    while best.validator in ("oneOf", "anyOf") and best.context:
+    while best.validator in ("oneOf", "anyOf") and best.context and not _alternatives(best):
         # Descend into the branch that fits best (e.g. the one whose `role` matched), so the
         # message names the real problem rather than every alternative.
         deeper = jsonschema.exceptions.best_match(best.context)
@@ -109,7 +109,7 @@ def _validate_schema(data: dict[str, Any], located: Located) -> None:
             break
         best = deeper
     path = tuple(best.absolute_path)
-    extra = _unexpected_keys(best)
+    extra = _unexpected_keys(best) or _given_keys(best)[-1:]
     if extra:
         path = (*path, extra[0])
     problem = _describe(best)
@@ -126,7 +126,72 @@ def _unexpected_keys(error: jsonschema.ValidationError) -> list[str]:
     return sorted(k for k in error.instance if k not in allowed)
 
 
+def _alternatives(error: jsonschema.ValidationError) -> tuple[str, list[str]] | None:
+    """("keys" | "types", names) when every branch of this oneOf is one required key (a
+    tool's `result`/`results`/`cases`/`error`) or one type (a result value): the message
+    then names the choice instead of the first branch's raw complaint."""
+    branches = error.validator_value if error.validator == "oneOf" else None
+    if not isinstance(branches, list) or not all(isinstance(b, Mapping) for b in branches):
+        return None
+    if all(list(b) == ["required"] and len(b["required"]) == 1 for b in branches):
+        return "keys", [str(b["required"][0]) for b in branches]
+    if all(list(b) == ["type"] and isinstance(b["type"], str) for b in branches):
+        return "types", [str(b["type"]) for b in branches]
+    return None
+
+
+# JSON Schema type -> how a message names it and what YAML writes for it.
+TYPE_NAMES = {
+    "string": "text",
+    "object": "a mapping",
+    "array": "a list",
+    "number": "a number",
+    "integer": "an integer",
+    "boolean": "true/false",
+    "null": "null",
+}
+
+
+def _kind(value: Any) -> str:
+    """What a YAML value is, in the words of `TYPE_NAMES` (never the value itself: a mapping
+    would fill the line)."""
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, (str, dict, list)):
+        return {str: "text", dict: "a mapping", list: "a list"}[type(value)]
+    return f"a {type(value).__name__}; quote it to give text"
+
+
+def _given_keys(error: jsonschema.ValidationError) -> list[str]:
+    """The keys of a one-of-these-keys choice that are all given (the error is that)."""
+    alternatives = _alternatives(error)
+    if alternatives is None or alternatives[0] != "keys" or not isinstance(error.instance, dict):
+        return []
+    given = [k for k in alternatives[1] if k in error.instance]
+    return given if len(given) > 1 else []
+
+
+def _one_of(error: jsonschema.ValidationError, kind: str, names: list[str]) -> str:
+    if kind == "types":
+        wanted = [TYPE_NAMES.get(n, n) for n in names]
+        return f"must be {', '.join(wanted[:-1])} or {wanted[-1]} (got {_kind(error.instance)})"
+    listed = f"{', '.join(names[:-1])} or {names[-1]}"
+    given = _given_keys(error)
+    if given:
+        others = " and ".join(given[:-1])
+        return f"give only one of {listed}; {others} {'is' if len(given) == 2 else 'are'} given too"
+    return f"needs one of {listed} (what it gives back)"
+
+
 def _describe(error: jsonschema.ValidationError) -> str:
+    alternatives = _alternatives(error)
+    if alternatives is not None:
+        return _one_of(error, *alternatives)
+    if error.validator == "type" and isinstance(error.validator_value, str):
+        wanted = TYPE_NAMES.get(error.validator_value, error.validator_value)
+        return f"must be {wanted} (got {_kind(error.instance)})"
     if error.validator == "additionalProperties":
         schema = error.schema if isinstance(error.schema, Mapping) else {}
         allowed = sorted(cast(Mapping[str, Any], schema.get("properties", {})))

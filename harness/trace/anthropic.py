@@ -14,6 +14,7 @@ from harness.trace.common import (
     HttpRequest,
     Problems,
     Reassembled,
+    RequestSpelling,
     Turn,
     TurnBuilder,
     compact,
@@ -70,6 +71,34 @@ SERVER_TOOL_BLOCKS = frozenset(
         "mcp_tool_result",
         "container_upload",
     }
+)
+
+# Equivalent spellings of one request, for the replay's drift check (`RequestSpelling`).
+REQUEST_SPELLING = RequestSpelling(
+    defaults={
+        "stream": False,
+        # providers.md §2: `is_error:true` marks a failed tool; `tool_result{…,is_error?}`.
+        "messages.content.is_error": False,
+        # The API's default tool choice is auto, parallel calls allowed (providers.md §1:
+        # `disable_parallel_tool_use:true` is the switch, so false is the default).
+        "tool_choice.disable_parallel_tool_use": False,
+        "tool_choice": {"type": "auto"},
+        "thinking": {"type": "disabled"},  # extended thinking is off unless enabled
+    },
+    # providers.md §2: `tool_result.content` is a string or a list of blocks; `system` and a
+    # message's `content` likewise take a string for one text block.
+    text_blocks={"system": "text", "messages.content": "text", "messages.content.content": "text"},
+    not_compared=frozenset(
+        {
+            *("max_tokens", "temperature", "top_p", "top_k", "metadata", "service_tier"),
+            # Prompt-caching marks change the bill, not what the model reads.
+            "system.cache_control",
+            "tools.cache_control",
+            "messages.content.cache_control",
+            "messages.content.content.cache_control",
+        }
+    ),
+    free_form=frozenset({"messages.content.input", "tools.input_schema"}),
 )
 
 

@@ -5,7 +5,7 @@ sent, so every field may be missing or of the wrong type)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -20,6 +20,26 @@ from harness.trace.model import (
 )
 
 Side = Literal["request", "response", "exchange"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestSpelling:
+    """The ways one API lets a request say the same thing (read by the replay's drift check,
+    `harness.cassettes.drift`). Paths are keys joined by dots, lists passed through
+    (`messages.content.is_error` is that key in every block of every message)."""
+
+    # A value that means the same as leaving the key out (the API's default).
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    # Content that may be a plain string or a list of one text block of this type (compared
+    # as the string).
+    text_blocks: Mapping[str, str] = field(default_factory=dict)
+    # Settings that shape sampling or bookkeeping, not what the model is shown or offered.
+    not_compared: frozenset[str] = frozenset()
+    # The app's own data (tool arguments, schemas, results): compared exactly as sent.
+    free_form: frozenset[str] = frozenset()
+    # Keys spelled two ways for one field (proto JSON takes snake_case and camelCase): the
+    # one form they are compared in. None: keys are compared as sent.
+    key_form: Callable[[str], str] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

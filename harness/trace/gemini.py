@@ -15,6 +15,7 @@ from typing import Any
 from harness.trace.common import (
     HttpRequest,
     Problems,
+    RequestSpelling,
     Turn,
     TurnBuilder,
     compact,
@@ -78,6 +79,33 @@ def _snake(camel: str) -> str:
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(w.title() for w in rest)
+
+
+# Equivalent spellings of one request, for the replay's drift check (`RequestSpelling`).
+# providers.md §4: keys come in camelCase or snake_case (proto JSON takes both) and
+# `"generationConfig":{}` is always sent; function calling mode AUTO is the default (NONE,
+# ANY and VALIDATED are the switches); `systemInstruction`'s role is not read.
+REQUEST_SPELLING = RequestSpelling(
+    defaults={
+        "toolConfig.functionCallingConfig.mode": "AUTO",
+        "toolConfig.functionCallingConfig": {},
+        "toolConfig": {},
+        "generationConfig": {},
+        "contents.parts.thought": False,
+    },
+    not_compared=frozenset(
+        {"systemInstruction.role", "labels"}
+        | {f"generationConfig.{k}" for k in ("temperature", "topP", "topK", "maxOutputTokens")}
+        | {"generationConfig.seed"}
+    ),
+    free_form=frozenset(
+        {"contents.parts.functionCall.args", "contents.parts.functionResponse.response"}
+        | {f"tools.functionDeclarations.{k}" for k in ("parameters", "parametersJsonSchema")}
+        | {f"tools.functionDeclarations.{k}" for k in ("response", "responseJsonSchema")}
+        | {"generationConfig.responseSchema", "generationConfig.responseJsonSchema"}
+    ),
+    key_form=_camel,
+)
 
 
 def field_of(data: Mapping[str, Any] | None, camel: str) -> Any:

@@ -15,6 +15,7 @@ from harness.trace.common import (
     HttpRequest,
     Problems,
     Reassembled,
+    RequestSpelling,
     Turn,
     TurnBuilder,
     compact,
@@ -57,6 +58,26 @@ TEXT_PARTS = frozenset({"text"})
 MEDIA_PARTS = frozenset({"image_url", "input_audio", "file"})
 SYSTEM_ROLES = frozenset({"system", "developer"})
 RESULT_ROLES = frozenset({"tool", "function"})  # `function`: the legacy functions API
+# Equivalent spellings of one request, for the replay's drift check (`RequestSpelling`).
+# providers.md §3: tool_choice auto and `parallel_tool_calls` true are the defaults; a
+# message's content is a string or `text` parts; an assistant message echoed from a response
+# holds `content: null` and empty lists (nulls are dropped for every API).
+REQUEST_SPELLING = RequestSpelling(
+    defaults={
+        "stream": False,
+        "n": 1,
+        "tool_choice": "auto",
+        "parallel_tool_calls": True,
+        "messages.tool_calls": [],
+        "messages.annotations": [],
+    },
+    text_blocks={"messages.content": "text"},
+    not_compared=frozenset(
+        {"max_tokens", "max_completion_tokens", "temperature", "top_p", "seed", "user"}
+        | {"metadata", "service_tier", "store", "prompt_cache_key", "safety_identifier"}
+    ),
+    free_form=frozenset({"tools.function.parameters"}),
+)
 
 
 # ---- request ---------------------------------------------------------------------------

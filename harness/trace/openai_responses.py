@@ -16,6 +16,7 @@ from harness.trace.common import (
     HttpRequest,
     Problems,
     Reassembled,
+    RequestSpelling,
     Turn,
     TurnBuilder,
     compact,
@@ -89,6 +90,27 @@ Side = Literal["user", "system", "model", "tool"]
 Role = Literal["model", "tool"]
 SIDE_OF_ROLE: dict[str, Side] = {"user": "user", "assistant": "model", "system": "system"}
 NAMED_KINDS = frozenset({"function", "custom"})  # tool choices that must carry a name
+# Equivalent spellings of one request, for the replay's drift check (`RequestSpelling`).
+# providers.md §3: tool_choice auto and `parallel_tool_calls` true are the defaults; an input
+# message is `{"role","content"}` with or without `type:"message"`, its content a string or
+# `input_text` parts, as `function_call_output.output` is; an output message echoed back has
+# `annotations: []` on its text; an input item's `status` is the API's bookkeeping.
+REQUEST_SPELLING = RequestSpelling(
+    defaults={
+        "stream": False,
+        "tool_choice": "auto",
+        "parallel_tool_calls": True,
+        "input.type": "message",
+        "input.content.annotations": [],
+        "input.content.logprobs": [],
+    },
+    text_blocks={"input.content": "input_text", "input.output": "input_text"},
+    not_compared=frozenset(
+        {"max_output_tokens", "temperature", "top_p", "metadata", "user", "service_tier"}
+        | {"prompt_cache_key", "safety_identifier", "input.status"}
+    ),
+    free_form=frozenset({"tools.parameters"}),
+)
 
 
 # ---- request ---------------------------------------------------------------------------

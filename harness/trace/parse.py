@@ -14,7 +14,13 @@ from urllib.parse import urlsplit
 from harness.capture import Exchange, SseEvent, parse_sse
 from harness.cassettes.read import RecordedExchange
 from harness.trace import anthropic, gemini, gemini_response, openai_chat, openai_responses
-from harness.trace.common import HttpReply, HttpRequest, Problems, envelope_error
+from harness.trace.common import (
+    HttpReply,
+    HttpRequest,
+    Problems,
+    RequestSpelling,
+    envelope_error,
+)
 from harness.trace.model import (
     ApiName,
     ParseProblem,
@@ -64,6 +70,7 @@ class WireFormat:
     request: Callable[[HttpRequest, Problems], WireRequest]
     response: Callable[[HttpReply, Problems], WireResponse]
     error_type_keys: tuple[str, ...]
+    spelling: RequestSpelling  # equivalent ways to say one request (the drift check)
 
 
 FORMATS: dict[ApiName, WireFormat] = {
@@ -71,21 +78,25 @@ FORMATS: dict[ApiName, WireFormat] = {
         request=anthropic.request_from_anthropic,
         response=anthropic.response_from_anthropic,
         error_type_keys=anthropic.ERROR_TYPE_KEYS,
+        spelling=anthropic.REQUEST_SPELLING,
     ),
     "openai-responses": WireFormat(
         request=openai_responses.request_from_openai_responses,
         response=openai_responses.response_from_openai_responses,
         error_type_keys=openai_responses.ERROR_TYPE_KEYS,
+        spelling=openai_responses.REQUEST_SPELLING,
     ),
     "openai-chat": WireFormat(
         request=openai_chat.request_from_openai_chat,
         response=openai_chat.response_from_openai_chat,
         error_type_keys=openai_chat.ERROR_TYPE_KEYS,
+        spelling=openai_chat.REQUEST_SPELLING,
     ),
     "gemini": WireFormat(
         request=gemini.request_from_gemini,
         response=gemini_response.response_from_gemini,
         error_type_keys=gemini.ERROR_TYPE_KEYS,
+        spelling=gemini.REQUEST_SPELLING,
     ),
 }
 

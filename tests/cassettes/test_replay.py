@@ -119,31 +119,33 @@ def test_a_stream_is_served_one_event_per_chunk(library: Library) -> None:
 
 
 # Each patch changes one field of the SECOND request the loop sends, through the SDK call the
-# adapter makes; the drift must be reported at call 2 and at that field only.
+# adapter makes, in a way that changes what the model reads (the system text); the drift must
+# be reported at call 2 and at that field only.
+CHANGED_SYSTEM = "Answer in French."
+
+
 def _anthropic(client: Any, number: int, kwargs: dict[str, Any]) -> None:
     if number == 2:
-        kwargs["max_tokens"] = 1000
+        kwargs["system"] = CHANGED_SYSTEM
 
 
 def _openai(client: Any, number: int, kwargs: dict[str, Any]) -> None:
     if number == 2:
-        kwargs["max_output_tokens"] = 1000
+        kwargs["instructions"] = CHANGED_SYSTEM
 
 
 def _gemini(client: Any, number: int, kwargs: dict[str, Any]) -> None:
     if number == 2:
-        kwargs["config"] = kwargs["config"].model_copy(update={"temperature": 0.5})
+        kwargs["config"] = kwargs["config"].model_copy(
+            update={"system_instruction": CHANGED_SYSTEM}
+        )
 
 
+SENT = f"sent {CHANGED_SYSTEM!r}"
 PATCHES: dict[str, tuple[str, Callable[[Any, int, dict[str, Any]], None], str, str]] = {
-    "anthropic": ("messages.create", _anthropic, "max_tokens", "recorded 4096, sent 1000"),
-    "openai": ("responses.create", _openai, "max_output_tokens", "sent 1000, not in the recording"),
-    "gemini": (
-        "models.generate_content",
-        _gemini,
-        "generationConfig.temperature",
-        "sent 0.5, not in the recording",
-    ),
+    "anthropic": ("messages.create", _anthropic, "system", SENT),
+    "openai": ("responses.create", _openai, "instructions", SENT),
+    "gemini": ("models.generate_content", _gemini, "systemInstruction.parts[0].text", SENT),
 }
 
 
@@ -178,6 +180,49 @@ def test_one_changed_field_is_drift_at_that_call(library: Library, provider: str
         and str(cassette_path(library.folder, provider, cell.scenario.id, False)) in message
     )
     assert result.run.queries[0].error is None  # drift is reported, the replay goes on
+
+
+# A user's own loop spells the same requests its own way: sampling settings of its choice,
+# defaults made explicit. Through the real SDKs, on every call; none of it is drift.
+def _anthropic_spelling(client: Any, number: int, kwargs: dict[str, Any]) -> None:
+    kwargs["max_tokens"] = 2000
+    kwargs.setdefault("tool_choice", {"type": "auto", "disable_parallel_tool_use": False})
+    kwargs["system"] = [{"type": "text", "text": kwargs["system"]}]
+    for message in kwargs["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("type") == "tool_result":
+                block.setdefault("is_error", False)
+
+
+def _openai_spelling(client: Any, number: int, kwargs: dict[str, Any]) -> None:
+    kwargs.update(max_output_tokens=2000, parallel_tool_calls=True)
+    kwargs.setdefault("tool_choice", "auto")
+
+
+def _gemini_spelling(client: Any, number: int, kwargs: dict[str, Any]) -> None:
+    config = kwargs["config"]
+    update: dict[str, Any] = {"temperature": 0.7, "max_output_tokens": 2000}
+    if config.tool_config is None:
+        update["tool_config"] = {"function_calling_config": {"mode": "AUTO"}}
+    kwargs["config"] = config.model_copy(update=update)
+
+
+SPELLINGS = {
+    "anthropic": _anthropic_spelling,
+    "openai": _openai_spelling,
+    "gemini": _gemini_spelling,
+}
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "gemini"])
+def test_a_loop_that_spells_requests_its_own_way_does_not_drift(
+    library: Library, provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(PATCHES, provider, (PATCHES[provider][0], SPELLINGS[provider], "", ""))
+    cell = cell_of(library, "one_tool_then_answer", provider, False)
+    result = replay(library.folder, [cell], drifting_loop(provider))[cell.id]
+    assert result.findings == [], (result.run.error, result.run.queries[0].error)
+    assert len(result.run.exchanges) == 2 and result.run.queries[0].error is None
 
 
 def _edited(

@@ -116,25 +116,82 @@ def reference_loop_first_call(call: LoopCall) -> None:
     reference_loop(replace(call, max_rounds=0))
 
 
-@pytest.mark.parametrize(
-    ("loop", "code", "says"),
-    [
-        ("failing_loop", 1, "the loop raised RuntimeError: the app crashed"),
-        ("interrupted_loop", 130, "interrupted"),
-    ],
-)
-def test_failed_or_interrupted_runs_leave_cassettes_byte_identical(
-    copy: Path, capsys: pytest.CaptureFixture[str], loop: str, code: int, says: str
+def test_an_interrupted_run_leaves_cassettes_byte_identical(
+    copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = snapshot(copy)
-    spec = f"tests.commands.test_record:{loop}"
+    spec = "tests.commands.test_record:interrupted_loop"
     args = ("--source", "scripted", ONE, PARALLEL, "--loop", spec, "--jobs", "1")
-    assert record(copy, *args) == code
+    assert record(copy, *args) == 130
     assert snapshot(copy) == before
+    assert "interrupted" in capsys.readouterr().err
+
+
+def erring_loop(call: LoopCall) -> LoopResult:
+    """Makes one model call, then reports an error instead of an answer."""
+    reference_loop_first_call(call)
+    return LoopResult(answer="", chat=call.history, error="the app gave up")
+
+
+@pytest.mark.parametrize(
+    ("loop", "says"),
+    [
+        ("failing_loop", "recorded (loop raised: RuntimeError: the app crashed after its first"),
+        ("erring_loop", "recorded (loop reported an error on user message 1: the app gave up)"),
+    ],
+)
+def test_a_loop_that_fails_after_whole_exchanges_is_recorded_and_says_so(
+    copy: Path, capsys: pytest.CaptureFixture[str], loop: str, says: str
+) -> None:
+    """The cassette is the provider's side: every exchange arrived whole, so it is kept, and
+    the output says how the loop ended; replaying it gives the loop's findings again."""
+    before = snapshot(copy)
+    spec = f"tests.commands.test_record:{loop}"
+    one_cell = (ONE, "--provider", "anthropic", "--stream", "off", "--loop", spec)
+    assert record(copy, "--source", "scripted", *one_cell) == 0
     err = capsys.readouterr().err
-    assert says in err
-    if code == 1:
-        assert "left as it was" in err and "0 written" in err
+    assert says in err and "1 written" in err and "(1 recorded where the loop failed)" in err
+    after = snapshot(copy)
+    changed = [name for name in after if after[name] != before[name]]
+    assert changed == ["anthropic/one_tool_then_answer.yaml"]
+    scripted, replayed = copy / "scripted.json", copy / "replayed.json"
+    assert run(copy, *one_cell, "--source", "scripted", "--results", str(scripted)) == 1
+    assert run(copy, *one_cell, "--strict", "--results", str(replayed)) == 1
+    assert findings_of(replayed) == findings_of(scripted) != []
+
+
+def findings_of(path: Path) -> list[tuple[str, int | None, str]]:
+    """Each cell's findings (rule, call, message without the source's wording)."""
+    from harness.results.files import read_results
+
+    cells = read_results(path).cells
+    return [(f.rule, f.call, f.message.split(" at /")[0]) for c in cells for f in c.findings]
+
+
+CUT_FIRST_CALL = (
+    "        - text: Let me look at your history.",
+    "        - fault: {kind: stream_cut}\n          text: Let me look at your history.",
+)
+
+
+def test_a_cut_exchange_leaves_the_cassette_byte_identical(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The loop reports the cut as an error; the exchange did not arrive whole, so the old
+    bytes stay, whatever the loop did."""
+    text = Path(ONE).read_text()
+    assert CUT_FIRST_CALL[0] in text
+    scenario = tmp_path / "scenarios" / "one_tool_then_answer.yaml"
+    scenario.parent.mkdir()
+    scenario.write_text(text.replace(*CUT_FIRST_CALL))
+    old = tmp_path / "cassettes" / "anthropic" / "one_tool_then_answer.stream.yaml"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"# the old recording\n")
+    one_cell = (str(scenario), "--provider", "anthropic", "--stream", "on")
+    assert record(tmp_path / "cassettes", "--source", "scripted", *one_cell) == 1
+    assert old.read_bytes() == b"# the old recording\n"
+    err = capsys.readouterr().err
+    assert "call 1: the response did not arrive whole" in err and "left as it was" in err
 
 
 def rejected_loop(call: LoopCall) -> LoopResult:
@@ -185,13 +242,13 @@ def test_missing_cassettes_are_listed_with_the_command_to_record(
 
 
 def drifting_loop(call: LoopCall) -> LoopResult:
-    """The reference loop, except that its second Anthropic request asks for fewer tokens."""
+    """The reference loop, except that its second Anthropic request has another system text."""
     original = call.client.messages.create
     counter = itertools.count(1)
 
     def create(**kwargs: Any) -> Any:
         if next(counter) == 2:
-            kwargs["max_tokens"] = 1000
+            kwargs["system"] = "Answer in French."
         return original(**kwargs)
 
     call.client.messages.create = create
@@ -212,10 +269,23 @@ def test_drift_warns_and_fails_only_with_strict(
     )
     assert run(recorded, *args) == 0
     err = capsys.readouterr().err
-    assert "warning (fails with --strict): replay.drift at call 2 max_tokens" in err
-    assert "recorded 4096, sent 1000" in err
+    assert "warning (fails with --strict): replay.drift at call 2 system" in err
+    assert "sent 'Answer in French.'" in err
     assert run(recorded, *args, "--strict") == 1
     assert "replay.drift at call 2" in capsys.readouterr().err
+
+
+def test_drift_ignore_in_pyproject_leaves_a_field_out(
+    recorded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`drift_ignore` in [tool.harness] is read by `harness run` (the current folder's)."""
+    Path("pyproject.toml").write_text('[tool.harness]\ndrift_ignore = ["anthropic:system"]\n')
+    spec = "tests.commands.test_record:drifting_loop"
+    args = (ONE, "--provider", "anthropic", "--stream", "off", "--loop", spec, "--strict")
+    assert run(recorded, *args) == 0
+    assert "replay.drift" not in capsys.readouterr().err
+    Path("pyproject.toml").write_text('[tool.harness]\ndrift_ignore = ["gemini:system"]\n')
+    assert run(recorded, *args) == 1
 
 
 def test_model_override_is_refused_for_replay(
@@ -373,7 +443,7 @@ def test_no_file_is_left_behind_by_a_refresh(recorded: Path) -> None:
 
 def test_findings_or_an_expected_error_do_not_stop_a_recording(tmp_path: Path) -> None:
     """As the README says: a scripted run that ends in its scenario's expected error is
-    recorded, and so is a loop's run with findings (a loop that raises is not: above)."""
+    recorded, and so is a loop's run with findings (and one that raises: above)."""
     keeps_failing = str(SCENARIOS / "provider_keeps_failing.yaml")
     one_cell = ("--provider", "anthropic", "--stream", "off")
     assert record(tmp_path / "a", "--source", "scripted", keeps_failing, *one_cell) == 0

@@ -191,3 +191,61 @@ def test_library_scenarios_are_valid() -> None:
     from tests.conftest import library
 
     assert library(), "the scenario library is empty"
+
+
+# A tool's `result:` / `results:` / `cases:` / `error:` break the shipped JSON Schema in ways
+# whose raw jsonschema message would dump the whole tool or name only the first alternative.
+TOOL_VALUES = [
+    (
+        "result and cases both given",
+        replace("    result: saved\n", "    result: saved\n    cases: [{when: {}, result: x}]\n"),
+        "tools[1].cases",
+        "give only one of result, results, cases or error; result is given too",
+    ),
+    (
+        "no result at all",
+        replace("    result: saved\n", ""),
+        "tools[1]",
+        "needs one of result, results, cases or error (what it gives back)",
+    ),
+    (
+        "a null result",
+        replace("    result: saved\n", "    result: null\n"),
+        "tools[1].result",
+        "must be text, a mapping, a list, a number or true/false (got null)",
+    ),
+    (
+        "a date as result",
+        replace("    result: saved\n", "    result: 2026-11-30\n"),
+        "tools[1].result",
+        "must be text, a mapping, a list, a number or true/false (got a date; quote it",
+    ),
+    (
+        "cases as a mapping",
+        replace("    result: saved\n", "    cases: {when: {goal: x}, result: saved}\n"),
+        "tools[1].cases",
+        "must be a list (got a mapping)",
+    ),
+    (
+        "a case's when is no mapping",
+        replace("    result: saved\n", "    cases: [{when: 5, result: saved}]\n"),
+        "tools[1].cases[0].when",
+        "must be a mapping (got a number)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "says"), [t[1:] for t in TOOL_VALUES], ids=[t[0] for t in TOOL_VALUES]
+)
+def test_a_bad_tool_value_is_one_plain_line(
+    tmp_path: Path, text: str, field: str, says: str
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    message = str(caught.value)
+    assert caught.value.field == field and caught.value.line is not None, message
+    assert message == f"{path}:{caught.value.line}: {field}: {caught.value.problem}"
+    assert says in message and "\n" not in message
+    assert "{" not in caught.value.problem and "is valid under each of" not in message
