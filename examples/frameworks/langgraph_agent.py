@@ -109,12 +109,21 @@ def wrapped(call: LoopCall) -> LoopResult:
     return _answer(call, conforming=True, closing=True)
 
 
+def recursion_limit(max_rounds: int) -> int:
+    """The step limit for a round budget. LangGraph counts super-steps: `max_rounds` rounds
+    and the answer are 2 × max_rounds + 1 (agent, tools, …, agent), and the run raises
+    GraphRecursionError when the limit only equals the steps taken, even if the last one
+    answered (measured: the AgentExecutor migration's `2 * max_iterations + 1` fails
+    exactly_max_rounds_then_answer). One more lets the last ordinary call answer."""
+    return 2 * max_rounds + 2
+
+
 def _answer(call: LoopCall, *, conforming: bool, closing: bool) -> LoopResult:
     from langsmith import tracing_context
 
     history = select_context(call.history) if conforming else call.history
     start = [*_messages_to_langchain(history), _human(call.message)]
-    config: dict[str, Any] = {"recursion_limit": 2 * call.max_rounds + 1}
+    config: dict[str, Any] = {"recursion_limit": recursion_limit(call.max_rounds)}
     if conforming:
         # Pregel runs a super-step's tasks (the Sends of one turn's tool calls) and ToolNode its
         # calls on an executor of this size: one worker runs them one at a time, in order (L4).
