@@ -6,7 +6,7 @@ cycling until the model answers without tools. The chat models: `ChatAnthropic`,
 on the Responses API, `ChatGoogleGenerativeAI`. Three configurations:
 
 - `defaults`: the quick start, wired to the endpoint, its step limit (`recursion_limit`) set from
-  the round budget as LangGraph's migration guide maps an AgentExecutor's `max_iterations`;
+  the round budget (`steps_for_rounds`);
 - `conforming`: the same graph with the public settings the loop rules ask for (tools one at a
   time, `store: false` and encrypted reasoning on OpenAI);
 - `wrapped`: `conforming` plus a `post_model_hook` and a per-turn model choice that implement
@@ -59,7 +59,7 @@ FRAMEWORK = Framework(
         Config(
             name="defaults",
             loop=f"{MODULE}:defaults",
-            summary="create_react_agent as in the quick start; recursion_limit = 2 × rounds + 1",
+            summary="create_react_agent as in the quick start; recursion_limit = 2 × rounds + 2",
             providers=PROVIDERS,
         ),
         Config(
@@ -96,34 +96,43 @@ FRAMEWORK = Framework(
 
 def defaults(call: LoopCall) -> LoopResult:
     """The quick start: the graph as built, tools as LangGraph runs them."""
-    return _answer(call, conforming=False, closing=False)
+    return run(call)
 
 
 def conforming(call: LoopCall) -> LoopResult:
     """The best the public settings allow, without code around the graph."""
-    return _answer(call, conforming=True, closing=False)
+    return run(call, conforming=True)
 
 
 def wrapped(call: LoopCall) -> LoopResult:
     """`conforming` plus the rules' ending at the budget (L11-L13), inside the graph."""
-    return _answer(call, conforming=True, closing=True)
+    return run(call, conforming=True, closing=True)
 
 
-def recursion_limit(max_rounds: int) -> int:
-    """The step limit for a round budget. LangGraph counts super-steps: `max_rounds` rounds
-    and the answer are 2 × max_rounds + 1 (agent, tools, …, agent), and the run raises
-    GraphRecursionError when the limit only equals the steps taken, even if the last one
-    answered (measured: the AgentExecutor migration's `2 * max_iterations + 1` fails
-    exactly_max_rounds_then_answer). One more lets the last ordinary call answer."""
+def steps_for_rounds(max_rounds: int) -> int:
+    """The step limit for a round budget, measured on langgraph 1.2.24. The limit counts
+    super-steps: `max_rounds` rounds and the answer take 2 × max_rounds + 1 (agent, tools, …,
+    agent), yet that limit raises GraphRecursionError even when the last call answers. One
+    more is the smallest limit that lets a query use its whole budget; with it, a last turn
+    still asking for tools is replaced by the agent node's canned "Sorry, need more steps to
+    process this request." (odd limits raise, even ones give the sentence)."""
     return 2 * max_rounds + 2
 
 
-def _answer(call: LoopCall, *, conforming: bool, closing: bool) -> LoopResult:
+def run(
+    call: LoopCall,
+    *,
+    conforming: bool = False,
+    closing: bool = False,
+    recursion_limit: int | None = None,
+) -> LoopResult:
+    """One query through the graph; `recursion_limit` overrides `steps_for_rounds`."""
     from langsmith import tracing_context
 
     history = select_context(call.history) if conforming else call.history
     start = [*_messages_to_langchain(history), _human(call.message)]
-    config: dict[str, Any] = {"recursion_limit": recursion_limit(call.max_rounds)}
+    limit = steps_for_rounds(call.max_rounds) if recursion_limit is None else recursion_limit
+    config: dict[str, Any] = {"recursion_limit": limit}
     if conforming:
         # Pregel runs a super-step's tasks (the Sends of one turn's tool calls) and ToolNode its
         # calls on an executor of this size: one worker runs them one at a time, in order (L4).

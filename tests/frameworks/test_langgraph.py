@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import ast
 import inspect
+import threading
 from collections.abc import Iterator
 from functools import cache
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from itertools import count, pairwise
+from typing import ClassVar
 
 import pytest
 
@@ -22,6 +25,8 @@ from examples.frameworks import langgraph_agent
 from examples.frameworks.langgraph_agent import FRAMEWORK, NOT_EXECUTED
 from harness.chat import AssistantMessage, ToolMessage
 from harness.findings import Finding
+from harness.loop import LoopCall, LoopResult
+from harness.loop.contract import Loop
 from harness.outcome import cell_findings
 from harness.runner import Cell, CellRun, run_cell
 from harness.scenario.model import Provider
@@ -76,6 +81,18 @@ def expected(config: str, scenario: str, provider: Provider) -> frozenset[str]:
 
 # ---- running the cells ----------------------------------------------------------------------
 
+
+def limit_without_the_spare_step(call: LoopCall) -> LoopResult:
+    """defaults with recursion_limit = 2 × rounds + 1, the super-steps the budget takes."""
+    return langgraph_agent.run(call, recursion_limit=2 * call.max_rounds + 1)
+
+
+LOOPS: dict[str, Loop] = {
+    "defaults": langgraph_agent.defaults,
+    "conforming": langgraph_agent.conforming,
+    "wrapped": langgraph_agent.wrapped,
+    "2 x rounds + 1": limit_without_the_spare_step,
+}
 RUN_NUMBERS = count(1)
 _source: ScriptedSource | None = None
 
@@ -101,9 +118,9 @@ def _close_source() -> Iterator[None]:
 def ran(
     config: str, scenario: str, provider: Provider, stream: bool
 ) -> tuple[CellRun, tuple[Finding, ...]]:
-    loop = getattr(langgraph_agent, config)
+    loop = LOOPS[config]
     cell = Cell(scenario=LIBRARY[scenario], provider=provider, stream=stream)
-    run_id = f"langgraph-{next(RUN_NUMBERS)}-{config}-{provider}-{int(stream)}"
+    run_id = f"langgraph-{next(RUN_NUMBERS)}-{provider}-{int(stream)}"
     run = run_cell(cell, source(), loop, run_id=run_id)
     return run, tuple(cell_findings(run))
 
@@ -159,6 +176,30 @@ def test_at_the_budget_defaults_answer_with_the_canned_sentence_and_run_nothing_
     expect = LIBRARY[scenario].messages[0].expect
     assert expect is not None
     assert [r.name for r in run.tool_runs] == list(expect.tools)  # not_run stayed unrun
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_limit_of_exactly_the_budgets_steps_raises_even_when_the_last_call_answers(
+    provider: Provider,
+) -> None:
+    run, found = ran("2 x rounds + 1", "exactly_max_rounds_then_answer", provider, False)
+    query = run.queries[0]
+    assert query.answer == "" and (query.error or "").startswith("GraphRecursionError")
+    assert len(query.exchanges) == LIBRARY["exactly_max_rounds_then_answer"].max_rounds + 1
+    assert {"L15", "expect.ending"} <= {f.rule for f in found}
+    run, found = ran("defaults", "exactly_max_rounds_then_answer", provider, False)
+    assert run.queries[0].error is None  # one step more: the answer on the last call arrives
+    assert not {f.rule for f in found} - STATEFUL - NO_GEMINI_IDS, explain(list(found))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_at_the_budget_that_limit_raises_instead_of_the_canned_sentence(
+    provider: Provider,
+) -> None:
+    run, found = ran("2 x rounds + 1", "limit_reached_pending_write", provider, False)
+    assert (run.queries[0].error or "").startswith("GraphRecursionError")
+    assert [r.name for r in run.tool_runs] == ["get_personal_record"]  # save_goal not run
+    assert {"L11", "L12", "L15"} <= {f.rule for f in found}
 
 
 @pytest.mark.parametrize("scenario", LIMITS)
@@ -238,3 +279,61 @@ def test_an_error_in_the_graph_is_returned_not_shown() -> None:
     query = run.queries[0]
     assert query.answer == "" and query.error and "RateLimitError" in query.error
     assert not found, explain(list(found))
+
+
+class _TraceCollector(BaseHTTPRequestHandler):
+    """A stand-in LangSmith endpoint on 127.0.0.1 that records what reaches it."""
+
+    received: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self._answer()
+
+    def _answer(self) -> None:
+        self.received.append(f"{self.command} {self.path}")
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def langsmith_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """LANGSMITH_TRACING=true in the environment, its endpoint a local collector."""
+    from langsmith.utils import get_env_var
+
+    server = HTTPServer(("127.0.0.1", 0), _TraceCollector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("LANGSMITH_TRACING", "true")
+    monkeypatch.setenv("LANGSMITH_ENDPOINT", f"http://127.0.0.1:{server.server_port}")
+    monkeypatch.setenv("LANGSMITH_API_KEY", "dummy")
+    get_env_var.cache_clear()  # langsmith caches what it read from the environment
+    _TraceCollector.received = []
+    yield _TraceCollector.received
+    server.shutdown()
+    server.server_close()
+    monkeypatch.undo()
+    get_env_var.cache_clear()
+
+
+def test_langsmith_tracing_in_the_environment_sends_nothing_from_the_adapter(
+    langsmith_endpoint: list[str],
+) -> None:
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.tracers.langchain import wait_for_all_tracers
+
+    cell = Cell(scenario=LIBRARY["one_tool_then_answer"], provider="anthropic", stream=False)
+    run = run_cell(cell, source(), langgraph_agent.defaults, run_id="langgraph-langsmith-off")
+    wait_for_all_tracers()
+    assert run.queries[0].error is None
+    assert langsmith_endpoint == []
+    RunnableLambda(lambda x: x).invoke(1)  # the same process, traced as the environment says
+    wait_for_all_tracers()
+    assert any("/runs" in request for request in langsmith_endpoint)
