@@ -14,6 +14,12 @@ on the Responses API, `ChatGoogleGenerativeAI`. Three configurations:
   "Not executed…" without running, then one closing call with tool choice none and the limit
   in the system instructions.
 
+Measured on the pinned versions (tests/frameworks/test_langgraph.py): the defaults run one
+turn's tools at once (L4), leave OpenAI's `store` unset without encrypted reasoning (L10), and at
+the budget answer "Sorry, need more steps to process this request." with the pending requests
+neither run nor answered and no closing call (L11, L12, L14). langchain-google-genai resends
+Gemini's calls and results without their ids in every configuration (L5): no setting keeps them.
+
 Run one: `harness run --source scripted --loop examples.frameworks.langgraph_agent:wrapped`.
 """
 
@@ -66,7 +72,8 @@ FRAMEWORK = Framework(
             name="conforming",
             loop=f"{MODULE}:conforming",
             summary="max_concurrency=1 (tools in order, one at a time); OpenAI store=False, "
-            'include=["reasoning.encrypted_content"]; last 20 saved messages',
+            'include=["reasoning.encrypted_content"]; last 20 saved messages (Gemini call '
+            "ids: no setting keeps them)",
             providers=PROVIDERS,
         ),
         Config(
@@ -79,6 +86,8 @@ FRAMEWORK = Framework(
         ),
     ),
     traps=(
+        "recursion_limit = 2 × rounds + 1 (the super-steps the budget takes) raises "
+        "GraphRecursionError even when the last call answers: the adapter sets one more.",
         "ChatGoogleGenerativeAI builds its own google-genai Client in a validator, replacing "
         "a `client=` passed to the constructor: point it at the endpoint with "
         "`base_url=` and `google_api_key=` instead.",

@@ -262,6 +262,38 @@ def test_anthropic_tool_choice_none_as_a_string_forces_a_tool_named_none() -> No
     assert bound.kwargs["tool_choice"] == {"type": "none"}
 
 
+@pytest.mark.parametrize("handled", [False, True])
+def test_toolnode_sends_a_tool_exception_back_only_when_the_tool_handles_it(
+    handled: bool,
+) -> None:
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import StructuredTool, ToolException
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+
+    def unreachable() -> str:
+        raise ToolException("the log is unreachable")
+
+    tool = StructuredTool.from_function(
+        func=unreachable,
+        name="log",
+        description="d",
+        args_schema={"type": "object", "properties": {}},
+        handle_tool_error=handled,
+    )
+    graph = StateGraph(MessagesState)
+    graph.add_node("tools", ToolNode([tool]))
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    asked = AIMessage(content="", tool_calls=[{"id": "c1", "name": "log", "args": {}}])
+    if not handled:
+        with pytest.raises(ToolException):
+            graph.compile().invoke({"messages": [asked]})
+        return
+    result = graph.compile().invoke({"messages": [asked]})["messages"][-1]
+    assert (result.status, result.content) == ("error", "the log is unreachable")
+
+
 def test_the_adapter_reads_no_private_attribute() -> None:
     tree = ast.parse(inspect.getsource(langgraph_agent))
     private = [
