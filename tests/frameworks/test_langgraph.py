@@ -14,9 +14,8 @@ import ast
 import inspect
 import threading
 from collections.abc import Iterator
-from functools import cache
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from itertools import count, pairwise
+from itertools import pairwise
 from typing import ClassVar
 
 import pytest
@@ -28,10 +27,9 @@ from harness.findings import Finding
 from harness.loop import LoopCall, LoopResult
 from harness.loop.contract import Loop
 from harness.outcome import cell_findings
-from harness.runner import Cell, CellRun, run_cell
+from harness.runner import CellRun
 from harness.scenario.model import Provider
-from harness.sources import ScriptedSource
-from tests.checks.support import LIBRARY, explain
+from tests.checks.support import LIBRARY, Runs, explain
 
 pytest.importorskip("langgraph.prebuilt")
 
@@ -93,36 +91,29 @@ LOOPS: dict[str, Loop] = {
     "wrapped": langgraph_agent.wrapped,
     "2 x rounds + 1": limit_without_the_spare_step,
 }
-RUN_NUMBERS = count(1)
-_source: ScriptedSource | None = None
+Ran = tuple[CellRun, tuple[Finding, ...]]
 
 
-def source() -> ScriptedSource:
-    global _source
-    if _source is None:
-        _source = ScriptedSource(LIBRARY.values(), {})
-    return _source
+class Cells:
+    """Each cell runs once per module (on the check tests' scripted source); tests share it."""
+
+    def __init__(self) -> None:
+        self.runs = Runs()
+        self.done: dict[tuple[str, str, Provider, bool], Ran] = {}
+
+    def __call__(self, config: str, scenario: str, provider: Provider, stream: bool) -> Ran:
+        key = (config, scenario, provider, stream)
+        if key not in self.done:
+            run = self.runs.run(scenario, provider, stream, LOOPS[config])
+            self.done[key] = (run, tuple(cell_findings(run)))
+        return self.done[key]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _close_source() -> Iterator[None]:
-    yield
-    global _source
-    if _source is not None:
-        _source.close()
-        _source = None
-    ran.cache_clear()
-
-
-@cache
-def ran(
-    config: str, scenario: str, provider: Provider, stream: bool
-) -> tuple[CellRun, tuple[Finding, ...]]:
-    loop = LOOPS[config]
-    cell = Cell(scenario=LIBRARY[scenario], provider=provider, stream=stream)
-    run_id = f"langgraph-{next(RUN_NUMBERS)}-{provider}-{int(stream)}"
-    run = run_cell(cell, source(), loop, run_id=run_id)
-    return run, tuple(cell_findings(run))
+@pytest.fixture(scope="module")
+def ran() -> Iterator[Cells]:
+    cells = Cells()
+    yield cells
+    cells.runs.close()
 
 
 def cases(configs: tuple[str, ...], scenarios: tuple[str, ...]) -> list[pytest.ParameterSet]:
@@ -140,7 +131,7 @@ ALL = cases(("defaults", "conforming", "wrapped"), ANSWERS + LIMITS)
 
 @pytest.mark.parametrize(("config", "scenario", "provider", "stream"), ALL)
 def test_a_configuration_breaks_exactly_the_measured_rules(
-    config: str, scenario: str, provider: Provider, stream: bool
+    ran: Cells, config: str, scenario: str, provider: Provider, stream: bool
 ) -> None:
     _, found = ran(config, scenario, provider, stream)
     rules = {f.rule for f in found}
@@ -154,7 +145,7 @@ def test_a_configuration_breaks_exactly_the_measured_rules(
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_defaults_run_one_turns_tools_at_once_and_conforming_one_at_a_time(
-    provider: Provider,
+    ran: Cells, provider: Provider
 ) -> None:
     defaults, _ = ran("defaults", "parallel_requests_one_turn", provider, False)
     assert len({r.thread for r in defaults.tool_runs}) > 1, "defaults used one thread"
@@ -166,21 +157,24 @@ def test_defaults_run_one_turns_tools_at_once_and_conforming_one_at_a_time(
     assert "L4" not in {f.rule for f in found}
 
 
+def ran_only_the_expected_tools(run: CellRun, scenario: str) -> bool:
+    expect = LIBRARY[scenario].messages[0].expect
+    return expect is not None and [r.name for r in run.tool_runs] == list(expect.tools)
+
+
 @pytest.mark.parametrize("scenario", LIMITS)
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_at_the_budget_defaults_answer_with_the_canned_sentence_and_run_nothing_pending(
-    scenario: str, provider: Provider
+    ran: Cells, scenario: str, provider: Provider
 ) -> None:
     run, _ = ran("defaults", scenario, provider, False)
     assert run.queries[0].answer == CANNED
-    expect = LIBRARY[scenario].messages[0].expect
-    assert expect is not None
-    assert [r.name for r in run.tool_runs] == list(expect.tools)  # not_run stayed unrun
+    assert ran_only_the_expected_tools(run, scenario)  # the pending ones stayed unrun
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_limit_of_exactly_the_budgets_steps_raises_even_when_the_last_call_answers(
-    provider: Provider,
+    ran: Cells, provider: Provider
 ) -> None:
     run, found = ran("2 x rounds + 1", "exactly_max_rounds_then_answer", provider, False)
     query = run.queries[0]
@@ -194,7 +188,7 @@ def test_a_limit_of_exactly_the_budgets_steps_raises_even_when_the_last_call_ans
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_at_the_budget_that_limit_raises_instead_of_the_canned_sentence(
-    provider: Provider,
+    ran: Cells, provider: Provider
 ) -> None:
     run, found = ran("2 x rounds + 1", "limit_reached_pending_write", provider, False)
     assert (run.queries[0].error or "").startswith("GraphRecursionError")
@@ -205,7 +199,7 @@ def test_at_the_budget_that_limit_raises_instead_of_the_canned_sentence(
 @pytest.mark.parametrize("scenario", LIMITS)
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_wrapped_answers_pending_requests_not_executed_then_closes_without_tools(
-    scenario: str, provider: Provider
+    ran: Cells, scenario: str, provider: Provider
 ) -> None:
     run, _ = ran("wrapped", scenario, provider, False)
     query = run.queries[0]
@@ -213,15 +207,15 @@ def test_wrapped_answers_pending_requests_not_executed_then_closes_without_tools
     pending = [m for m in run.chat if isinstance(m, ToolMessage) and m.content == NOT_EXECUTED]
     asked = [m for m in run.chat if isinstance(m, AssistantMessage) and m.tool_calls][-1]
     assert [m.call_id for m in pending] == [c.id for c in asked.tool_calls]
-    expect = LIBRARY[scenario].messages[0].expect
-    assert expect is not None
-    assert [r.name for r in run.tool_runs] == list(expect.tools)
+    assert ran_only_the_expected_tools(run, scenario)
     assert "step limit" in query.answer
 
 
 @pytest.mark.parametrize("provider", ("anthropic", "openai"))
 @pytest.mark.parametrize("config", ("conforming", "wrapped"))
-def test_a_failing_tool_goes_back_as_an_error_result(config: str, provider: Provider) -> None:
+def test_a_failing_tool_goes_back_as_an_error_result(
+    ran: Cells, config: str, provider: Provider
+) -> None:
     run, found = ran(config, "answer_after_failing_tool", provider, False)
     assert not found, explain(list(found))
     assert [r.is_error for r in run.tool_runs] == [True]
@@ -306,7 +300,7 @@ def test_the_adapter_reads_no_private_attribute() -> None:
     assert private == []
 
 
-def test_an_error_in_the_graph_is_returned_not_shown() -> None:
+def test_an_error_in_the_graph_is_returned_not_shown(ran: Cells) -> None:
     run, found = ran("defaults", "provider_keeps_failing", "anthropic", False)
     query = run.queries[0]
     assert query.answer == "" and query.error and "RateLimitError" in query.error
@@ -356,13 +350,13 @@ def langsmith_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 
 def test_langsmith_tracing_in_the_environment_sends_nothing_from_the_adapter(
+    ran: Cells,
     langsmith_endpoint: list[str],
 ) -> None:
     from langchain_core.runnables import RunnableLambda
     from langchain_core.tracers.langchain import wait_for_all_tracers
 
-    cell = Cell(scenario=LIBRARY["one_tool_then_answer"], provider="anthropic", stream=False)
-    run = run_cell(cell, source(), langgraph_agent.defaults, run_id="langgraph-langsmith-off")
+    run = ran.runs.run("one_tool_then_answer", "anthropic", False, langgraph_agent.defaults)
     wait_for_all_tracers()
     assert run.queries[0].error is None
     assert langsmith_endpoint == []
