@@ -19,6 +19,7 @@ from harness.checks.view import (
     match_runs,
     pairs,
     runs_by_call,
+    same_content,
     short,
 )
 from harness.findings import Finding
@@ -108,10 +109,14 @@ def _swapped(
     outputs = {i: run.run.result for i, run in matched.items()}
     for index, result in results.items():
         own = outputs.get(index)
-        if own is None or result.content == own:
+        if own is None or same_content(result.content, own):
             continue
         other = next(
-            (j for j, out in outputs.items() if j != index and result.content == out != own),
+            (
+                j
+                for j, out in outputs.items()
+                if j != index and same_content(result.content, out) and not same_content(out, own)
+            ),
             None,
         )
         if other is not None:

@@ -100,6 +100,22 @@ def canonical(value: Any) -> str:
         return repr(value)
 
 
+def same_content(sent: object, saved: object) -> bool:
+    """A result sent is the saved one: the same text, or the same JSON value written another
+    way — Gemini's `functionResponse.response` is an object, so a client may send a tool's
+    JSON text as that object, which the trace reads back compact."""
+    if sent == saved:
+        return True
+    if not isinstance(sent, str) or not isinstance(saved, str):
+        return False
+    if sent.lstrip()[:1] not in ("{", "[") or saved.lstrip()[:1] not in ("{", "["):
+        return False
+    try:
+        return bool(json.loads(sent) == json.loads(saved))
+    except ValueError:
+        return False
+
+
 def call_key(call: WireToolCall) -> tuple[str | None, str, str]:
     return call.id, call.name, canonical(call.arguments)
 
@@ -190,7 +206,7 @@ def entry_matches(sent: Entry, saved: Entry) -> bool:
     if sent[0] == "user":
         return sent == saved
     if sent[0] == "result":
-        return (sent[1] is None or sent[1] == saved[1]) and sent[2] == saved[2]
+        return (sent[1] is None or sent[1] == saved[1]) and same_content(sent[2], saved[2])
     sent_calls, saved_calls = sent[2], saved[2]
     assert isinstance(sent_calls, tuple) and isinstance(saved_calls, tuple)
     return (
@@ -356,12 +372,15 @@ def answer_for(
     requests: Sequence[WireToolCall], message: WireMessage | None
 ) -> dict[int, WireToolResult]:
     """Request position → the result answering it in `message` (a tool message): by id when
-    the request has one, else the result at the same position (Gemini without ids)."""
+    the request has one, else the result at the same position (Gemini without ids). Results
+    that carry no id at all are read by position too: Gemini pairs them that way, and a client
+    that dropped the ids the model gave is L5's finding, not a missing result."""
     if message is None or message.role != "tool":
         return {}
+    by_id = any(r.call_id for r in message.results)
     out: dict[int, WireToolResult] = {}
     for i, request in enumerate(requests):
-        if request.id:
+        if request.id and by_id:
             found = next((r for r in message.results if r.call_id == request.id), None)
         else:
             found = message.results[i] if i < len(message.results) else None
