@@ -88,18 +88,28 @@ def load_settings(start: Path | None = None) -> Settings:
     path = find_pyproject(start)
     if path is None:
         return Settings()
-    table = _table(path)
+    table = read_table(path)
     return settings_from(table, str(path)) if table is not None else Settings()
 
 
-def _table(path: Path) -> Mapping[str, Any] | None:
+def read_table(path: Path) -> Mapping[str, Any] | None:
+    """`[tool.harness]` of the TOML file at `path`, or None when it has none."""
     try:
         with path.open("rb") as handle:
             raw = handle.read(MAX_SETTINGS_BYTES + 1)
         if len(raw) > MAX_SETTINGS_BYTES:
             raise SettingsError(f"{path}: larger than {MAX_SETTINGS_BYTES} bytes")
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{path}: cannot read it as TOML: {exc}") from None
+    return table_in(text, path)
+
+
+def table_in(text: str, path: Path) -> Mapping[str, Any] | None:
+    """`[tool.harness]` of a TOML text that belongs at `path` (named in errors)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{path}: cannot read it as TOML: {exc}") from None
     tool = data.get("tool")
     table = tool.get("harness") if isinstance(tool, dict) else None
