@@ -12,7 +12,7 @@ import pytest
 
 from harness.cli import main
 from harness.scenario import load_scenario
-from harness.settings import Settings, SettingsError, load_settings
+from harness.settings import KNOWN, Settings, SettingsError, load_settings, settings_from, table_in
 from tests.conftest import ROOT, SCENARIOS
 
 ONE = SCENARIOS / "one_tool_then_answer.yaml"
@@ -158,3 +158,15 @@ def test_flags_override_the_settings(
     assert (tmp_path / "out" / "index.html").is_file()  # --html left at its default
     assert main(["run", "--source", "scripted"]) == 2  # the settings' loop, which is not there
     assert "no_such_module_here" in capsys.readouterr().err
+
+
+def test_the_readme_settings_block_is_read_and_every_key_is_documented(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### Settings: the product's decisions", 1)[1]
+    block = re.findall(r"```toml\n(.*?)```", section, re.S)[0]
+    table = table_in(block, tmp_path / "pyproject.toml")
+    assert table is not None
+    settings = settings_from(table, str(tmp_path / "pyproject.toml"))
+    assert settings.loop == "my_app.agent:run" and settings.models["openai"] == "gpt-5-mini"
+    undocumented = [k for k in KNOWN if not re.search(rf"^#? ?{k} = ", readme, re.M)]
+    assert undocumented == []

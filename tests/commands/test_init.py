@@ -5,6 +5,7 @@ run on a fresh venv is `test_init_fresh_venv.py`."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -134,3 +135,21 @@ def test_the_stub_loop_conforms_on_the_starter_scenarios_and_a_broken_one_does_n
     out = capsys.readouterr().out
     assert "6 cell(s): 3 conform, 3 with findings" in out
     assert "L3" in out and "L11" in out
+
+
+def test_the_readme_shows_the_workflow_and_the_commands_init_gives(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    ci = readme.split("## CI workflow", 1)[1].split("\n## ", 1)[0]
+    assert main(["init", str(tmp_path)]) == 0
+    written = (tmp_path / WORKFLOW).read_text()
+    assert re.findall(r"```yaml\n(.*?)```", ci, re.S)[0] == written
+    printed = capsys.readouterr().out.split("Next:", 1)[1].splitlines()[2:5]
+    first_hour = readme.split("## Test your own loop", 1)[1].split("\n## ", 1)[0]
+    shown = re.findall(r"```sh\n(.*?)```", first_hour, re.S)[0].splitlines()
+    assert [line.split("#")[0].strip() for line in printed] == [
+        line.split("#")[0].strip() for line in shown[1:]
+    ]
