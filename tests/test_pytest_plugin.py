@@ -407,11 +407,13 @@ def test_the_plugin_reads_what_to_run_from_tool_harness(project: pytest.Pytester
     project.makepyprojecttoml(
         '[tool.harness]\nloop = "skips_closing_call:run"\nscenarios = ["library"]\n'
         'cassettes = "tapes"\nproviders = ["anthropic"]\nstream = "off"\n'
+        'models = {anthropic = "claude-from-settings"}\n'
     )
     recorded = project.runpytest("--harness", "--harness-record-mode", "once", "-v")
     recorded.assert_outcomes(passed=1, failed=1)  # the project's faulty loop, 2 cells
     recorded.stdout.fnmatch_lines([f"*{LIMIT}[[]anthropic[]] FAILED*"])
-    assert (project.path / "tapes" / "anthropic" / f"{PASSING}.yaml").is_file()
+    tape = project.path / "tapes" / "anthropic" / f"{PASSING}.yaml"
+    assert "claude-from-settings" in tape.read_text()
     project.makepyprojecttoml(
         '[tool.harness]\nloop = "skips_closing_call:run"\nscenarios = ["library"]\n'
         'cassettes = "tapes"\nproviders = ["anthropic"]\nstream = "off"\n\n'

@@ -170,3 +170,13 @@ def test_the_readme_settings_block_is_read_and_every_key_is_documented(tmp_path:
     assert settings.loop == "my_app.agent:run" and settings.models["openai"] == "gpt-5-mini"
     undocumented = [k for k in KNOWN if not re.search(rf"^#? ?{k} = ", readme, re.M)]
     assert undocumented == []
+
+
+def test_check_reads_the_scenario_folders_from_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project(tmp_path, 'scenarios = ["library"]\n')
+    (tmp_path / "scenarios").rename(tmp_path / "library")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check"]) == 0
+    assert "ok    library/one_tool_then_answer.yaml" in capsys.readouterr().out
