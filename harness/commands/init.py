@@ -36,6 +36,7 @@ Exit codes: 0 written, 2 a file already there (or any other input error).
 
 WORKFLOW = Path(".github/workflows/harness.yml")
 VERSION_TOKEN = "$HARNESS_VERSION"
+STARTERS = ("limit_reached_pending_write.yaml", "one_tool_then_answer.yaml")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,8 +74,8 @@ def plan(folder: Path) -> list[Planned]:
         settings_plan(folder),
         Planned(path=Path("agent.py"), text=template("agent.py")),
         *(
-            Planned(path=Path("scenarios") / p.name, text=p.read_text(encoding="utf-8"))
-            for p in sorted((TEMPLATES / "scenarios").glob("*.yaml"))
+            Planned(path=Path("scenarios") / name, text=template(f"scenarios/{name}"))
+            for name in STARTERS
         ),
         Planned(path=WORKFLOW, text=template("harness.yml").replace(VERSION_TOKEN, __version__)),
     ]
@@ -116,7 +117,14 @@ def settings_plan(folder: Path) -> Planned:
 
 
 def template(name: str) -> str:
-    return (TEMPLATES / name).read_text(encoding="utf-8")
+    try:
+        return (TEMPLATES / name).read_text(encoding="utf-8")
+    except OSError:
+        # Shipped as package data (pyproject.toml [tool.setuptools.package-data]).
+        raise HarnessError(
+            f"this installation of harness lacks its scaffold file {name} ({TEMPLATES}); "
+            "reinstall harness"
+        ) from None
 
 
 def write(folder: Path, item: Planned) -> None:

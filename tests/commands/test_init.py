@@ -153,3 +153,15 @@ def test_the_readme_shows_the_workflow_and_the_commands_init_gives(
     assert [line.split("#")[0].strip() for line in printed] == [
         line.split("#")[0].strip() for line in shown[1:]
     ]
+
+
+def test_an_installation_without_the_scaffold_files_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.commands import init
+
+    monkeypatch.setattr(init, "TEMPLATES", tmp_path / "missing")
+    assert main(["init", str(tmp_path / "app")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "lacks its scaffold file settings.toml" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "app").exists()
