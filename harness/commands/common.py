@@ -17,8 +17,6 @@ if TYPE_CHECKING:
 
 DEFAULT_SCENARIO_DIR = Path("scenarios")
 DEFAULT_CASSETTES = "cassettes"
-# `harness run`'s output files (harness.commands.report's defaults), by option.
-REPORT_FILES = {"results": "results.json", "html": "index.html", "junit": "junit.xml"}
 
 
 def apply_settings(args: argparse.Namespace) -> Settings:
@@ -36,9 +34,12 @@ def apply_settings(args: argparse.Namespace) -> Settings:
     if args.source != "cassette":
         args.model = [f"{p}={m}" for p, m in settings.models.items()] + list(args.model)
     if settings.reports is not None:
-        for option, name in REPORT_FILES.items():
-            if getattr(args, option, None) == f"reports/{name}":
-                setattr(args, option, str(settings.reports / name))
+        from harness.commands.report import DEFAULT_HTML, DEFAULT_JUNIT, DEFAULT_RESULTS
+
+        defaults = {"results": DEFAULT_RESULTS, "html": DEFAULT_HTML, "junit": DEFAULT_JUNIT}
+        for option, default in defaults.items():
+            if getattr(args, option, None) == default:
+                setattr(args, option, str(settings.reports / Path(default).name))
     return settings
 
 
