@@ -19,6 +19,7 @@ from harness.terminal import neutralised_output, terminal_safe
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 COMMANDS = {
+    "init": "Scaffold a project that tests its own loop: settings, scenarios, a loop, CI.",
     "run": "Run scenarios through an agent loop on each provider and check the wire.",
     "record": "Record cassettes from the emulator (scripted) or the real APIs (live).",
     "audit": "Check existing vcrpy cassettes (ours or any project's) against the wire rules.",

@@ -4,9 +4,11 @@ drift as a warning or (strict) a failure, and a run under pytest-xdist."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -301,15 +303,31 @@ def test_runs_under_xdist_recording_per_worker(project: pytest.Pytester) -> None
         "once",
         "--harness-loop",
         "skips_closing_call:run",
+        "--harness-report",
+        "xdist-report",
     )
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(
         [
             "2 workers [[]4 items[]]",
             "*L12 at call 2: *no closing call followed*",
+            "harness: report of 4 cell(s)*",
             "harness: 4 cell(s): 4 recorded (written)",
         ]
     )
+    # One report holds both workers' cells, as a run without xdist (replaying them) does.
+    merged = _cells(_report(project.path / "xdist-report"))
+    alone = project.runpytest(
+        "--harness",
+        *ANTHROPIC,
+        "--harness-loop",
+        "skips_closing_call:run",
+        "--harness-report",
+        "alone-report",
+    )
+    alone.assert_outcomes(passed=2, failed=2)
+    assert merged == _cells(_report(project.path / "alone-report"))
+    assert [verdict for _, verdict, _ in merged] == ["fail", "fail", "pass", "pass"]
     assert {w for w in ("[gw0]", "[gw1]") if w in result.stdout.str()} == {"[gw0]", "[gw1]"}
     for scenario in (PASSING, LIMIT):
         for stream in (False, True):
@@ -317,10 +335,101 @@ def test_runs_under_xdist_recording_per_worker(project: pytest.Pytester) -> None
 
 
 def test_the_projects_settings_apply_to_collected_scenarios(project: pytest.Pytester) -> None:
-    """[tool.harness] is read as by the CLI: a wrong key is one clear collection error."""
+    """[tool.harness] is read as by the CLI: a wrong key is one clear usage error."""
     project.makepyprojecttoml("[tool.harness]\nmax_round = 3\n")
     result = project.runpytest("--harness", *SCRIPTED, *ANTHROPIC, "-k", PASSING)
-    result.stdout.fnmatch_lines(["*[[]tool.harness[]]: unknown key 'max_round'*"])
+    result.stderr.fnmatch_lines(["ERROR: *[[]tool.harness[]]: unknown key 'max_round'*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
     project.makepyprojecttoml("[tool.harness]\nmax_rounds = 3\n")
     result = project.runpytest("--harness", *SCRIPTED, *ANTHROPIC, "-k", PASSING)
     result.assert_outcomes(passed=2)
+
+
+def _report(folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "results.json").read_text())
+    return data
+
+
+def _cells(data: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
+    return [
+        (c["id"], c["verdict"], sorted({f["rule"] for f in c["findings"]})) for c in data["cells"]
+    ]
+
+
+def test_harness_report_writes_results_html_and_junit(project: pytest.Pytester) -> None:
+    loop = ("--harness-loop", "skips_closing_call:run")
+    result = project.runpytest("--harness", *SCRIPTED, *ANTHROPIC, *loop, "--harness-report", "out")
+    result.assert_outcomes(passed=2, failed=2)
+    out = project.path / "out"
+    result.stdout.fnmatch_lines(
+        [
+            f"harness: report of 4 cell(s), the cells this session ran, in {out}: results.json, "
+            "index.html, junit.xml"
+        ]
+    )
+    data = _report(out)
+    cells = _cells(data)
+    assert [c[0] for c in cells] == [
+        f"{LIMIT}[anthropic]",
+        f"{LIMIT}[anthropic-stream]",
+        f"{PASSING}[anthropic]",
+        f"{PASSING}[anthropic-stream]",
+    ]
+    assert [c[1] for c in cells] == ["fail", "fail", "pass", "pass"]
+    assert "L12" in cells[0][2] and data["run"]["loop"] == "skips_closing_call:run"
+    assert data["run"]["source"] == "scripted"
+    assert "L12" in (out / "index.html").read_text()
+    assert 'failures="2"' in (out / "junit.xml").read_text()
+    assert not (project.path / "reports").exists()
+
+
+def test_no_report_unless_asked_and_the_ini_value_asks(project: pytest.Pytester) -> None:
+    cell = ("--harness", *SCRIPTED, *ANTHROPIC, "-k", PASSING)
+    project.runpytest(*cell).assert_outcomes(passed=2)
+    assert not any(project.path.rglob("results.json"))
+    project.makeini("[pytest]\nharness_report = ini-out\n")
+    project.runpytest(*cell).assert_outcomes(passed=2)
+    assert [c[1] for c in _cells(_report(project.path / "ini-out"))] == ["pass", "pass"]
+
+
+def test_a_report_folder_that_cannot_be_written_is_one_line(project: pytest.Pytester) -> None:
+    (project.path / "taken").write_text("a file, not a folder")
+    cell = ("--harness", *SCRIPTED, *ANTHROPIC, "-k", PASSING)
+    result = project.runpytest(*cell, "--harness-report", "taken")
+    result.stdout.fnmatch_lines(["harness: report not written: *taken*cannot write it*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_the_plugin_reads_what_to_run_from_tool_harness(project: pytest.Pytester) -> None:
+    """[tool.harness] gives the loop, scenarios, cassettes, providers and stream; the ini
+    value overrides it, and the command line the ini value."""
+    (project.path / "scenarios").rename(project.path / "library")
+    project.makepyprojecttoml(
+        '[tool.harness]\nloop = "skips_closing_call:run"\nscenarios = ["library"]\n'
+        'cassettes = "tapes"\nproviders = ["anthropic"]\nstream = "off"\n'
+        'models = {anthropic = "claude-from-settings"}\n'
+    )
+    recorded = project.runpytest("--harness", "--harness-record-mode", "once", "-v")
+    recorded.assert_outcomes(passed=1, failed=1)  # the project's faulty loop, 2 cells
+    recorded.stdout.fnmatch_lines([f"*{LIMIT}[[]anthropic[]] FAILED*"])
+    tape = project.path / "tapes" / "anthropic" / f"{PASSING}.yaml"
+    assert "claude-from-settings" in tape.read_text()
+    project.makepyprojecttoml(
+        '[tool.harness]\nloop = "skips_closing_call:run"\nscenarios = ["library"]\n'
+        'cassettes = "tapes"\nproviders = ["anthropic"]\nstream = "off"\n\n'
+        '[tool.pytest.ini_options]\nharness_loop = "harness.loop.reference:reference_loop"\n'
+    )
+    ini = project.runpytest("--harness", *SCRIPTED)
+    ini.assert_outcomes(passed=2)  # the ini's (reference) loop
+    flag = project.runpytest("--harness", *SCRIPTED, "--harness-loop", "skips_closing_call:run")
+    flag.assert_outcomes(passed=1, failed=1)
+
+
+def test_a_bad_tool_harness_table_is_a_usage_error(project: pytest.Pytester) -> None:
+    project.makepyprojecttoml('[tool.harness]\nloop = "no_colon"\n')
+    result = project.runpytest("--harness", *SCRIPTED)
+    result.stderr.fnmatch_lines(['*[[]tool.harness[]] loop: write it as "module:function"*'])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert (
+        project.runpytest("-q", "-p", "no:cacheprovider").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    )

@@ -1,7 +1,9 @@
-"""Helpers the subcommands share: finding and loading scenarios."""
+"""Helpers the subcommands share: finding and loading scenarios, and filling the options a
+command was not given from `[tool.harness]`."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +16,31 @@ if TYPE_CHECKING:
     from harness.runner import Cell
 
 DEFAULT_SCENARIO_DIR = Path("scenarios")
+DEFAULT_CASSETTES = "cassettes"
+
+
+def apply_settings(args: argparse.Namespace) -> Settings:
+    """Fill what `harness run` / `record` were not given from `[tool.harness]`: the loop (when
+    neither --loop nor --exec), the scenarios, the cassette folder, the models (under any
+    --model; not for cassette replay, which plays the recorded model) and the report folder
+    (for --results / --html / --junit left at their `reports/` defaults)."""
+    settings = load_settings()
+    if args.loop is None and args.exec is None:
+        args.loop, args.exec = settings.loop, settings.exec
+    if not args.scenarios:
+        args.scenarios = [str(p) for p in settings.scenarios]
+    if args.cassettes is None:
+        args.cassettes = str(settings.cassettes or DEFAULT_CASSETTES)
+    if args.source != "cassette":
+        args.model = [f"{p}={m}" for p, m in settings.models.items()] + list(args.model)
+    if settings.reports is not None:
+        from harness.commands.report import DEFAULT_HTML, DEFAULT_JUNIT, DEFAULT_RESULTS
+
+        defaults = {"results": DEFAULT_RESULTS, "html": DEFAULT_HTML, "junit": DEFAULT_JUNIT}
+        for option, default in defaults.items():
+            if getattr(args, option, None) == default:
+                setattr(args, option, str(settings.reports / Path(default).name))
+    return settings
 
 
 def chosen_cells(
@@ -29,7 +56,10 @@ def chosen_cells(
 
 
 def scenario_paths(given: Sequence[str]) -> list[Path]:
-    """The files named (a directory means its *.yaml), or ./scenarios/*.yaml by default."""
+    """The files named (a directory means its *.yaml), else `[tool.harness]` scenarios, else
+    ./scenarios/*.yaml."""
+    if not given:
+        given = [str(p) for p in load_settings().scenarios]
     if not given:
         if not DEFAULT_SCENARIO_DIR.is_dir():
             raise HarnessError(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.commands.common import chosen_cells, load_all
+from harness.commands.common import apply_settings, chosen_cells, load_all
 from harness.commands.run import add_run_options, parse_models
 from harness.errors import HarnessError
 from harness.tempfiles import clean_before_recording
@@ -102,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.commands.run import close_loop, loop_from_args
     from harness.sources import sdk_environment
 
+    apply_settings(args)  # [tool.harness] fills what the flags left out
     if args.jobs is not None and args.jobs < 1:
         raise HarnessError("--jobs must be 1 or more")
     if args.retries < 0:

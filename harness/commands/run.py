@@ -7,7 +7,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from harness.commands.common import chosen_cells, load_all
+from harness.commands.common import apply_settings, chosen_cells, load_all
 from harness.commands.report import add_run_output_options, load_previous, publish
 from harness.errors import HarnessError
 from harness.scenario.model import Provider
@@ -82,11 +82,10 @@ def add_run_options(parser: argparse.ArgumentParser, *, recording: bool = False)
         )
     parser.add_argument(
         "--cassettes",
-        default="cassettes",
+        default=None,
         metavar="DIR",
-        help="cassette folder to write (default: ./cassettes)"
-        if recording
-        else "cassette folder for --source cassette (default: ./cassettes)",
+        help=f"cassette folder {'to write' if recording else 'for --source cassette'} "
+        "(default: [tool.harness] cassettes, else ./cassettes)",
     )
     if not recording:
         parser.add_argument(
@@ -114,7 +113,8 @@ def add_run_options(parser: argparse.ArgumentParser, *, recording: bool = False)
         "--loop",
         default=None,
         metavar="MODULE:FUNCTION",
-        help=f"the loop {'to record' if recording else 'under test'} (default: the reference loop)",
+        help=f"the loop {'to record' if recording else 'under test'} (default: [tool.harness] loop "
+        "or exec, else the reference loop)",
     )
     chosen.add_argument(
         "--exec",
@@ -223,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.sources import sdk_environment
 
     started = time.time()
+    apply_settings(args)  # [tool.harness] fills what the flags left out
     previous = load_previous(args)  # a bad --previous stops the run before any cell
     scenarios = load_all(args.scenarios)
     models = parse_models(args.model)

@@ -12,9 +12,11 @@ sources — at its first item, and closes it when the session ends.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import pluggy
 import pytest
 
 from harness.pytest_plugin.settings import SETTINGS, Settings, add_options
@@ -40,6 +42,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "harness: a harness scenario cell (scenario × provider × stream variant)"
     )
+    if settings.report is not None and not hasattr(config, "workerinput"):
+        from harness.pytest_plugin.report import ReportWriter
+
+        # The one process that writes the report: the only one, or the xdist controller.
+        config.pluginmanager.register(ReportWriter(settings, settings.report), "harness-report")
     _visit_scenarios(config, settings)
 
 
@@ -110,6 +117,19 @@ def player_for(session: pytest.Session) -> Player:
         player = Player(settings, scenarios, providers, loop)
         config.stash[PLAYER] = player
     return player
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pluggy.Result[Any], None]:
+    """`--harness-report`: the cell's result rides on its call report (to the controller)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        from harness.pytest_plugin.report import CELL, CELL_ATTRIBUTE
+
+        text = item.stash.get(CELL, None)
+        if text is not None:
+            setattr(report, CELL_ATTRIBUTE, text)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

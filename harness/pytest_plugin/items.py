@@ -104,6 +104,10 @@ class ScenarioItem(pytest.Item):
             ("harness.calls", len(run.exchanges)),
             ("harness.rules", " ".join(sorted({f.rule for f in played.findings}))),
         ]
+        if self.config.stash[SETTINGS].report is not None:
+            from harness.pytest_plugin.report import CELL, cell_json
+
+            self.stash[CELL] = cell_json(played)
         self.add_report_section("call", "harness", redact(played.describe()))
         for warning in played.warnings:
             line = redact(f"{self.cell.id}: {warning.line()}")

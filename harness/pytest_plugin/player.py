@@ -44,6 +44,7 @@ class Played:
     run: CellRun
     findings: tuple[Finding, ...]  # fail the item
     warnings: tuple[Finding, ...]  # drift without --harness-strict
+    drift: tuple[Finding, ...] = ()  # every drift report, failing or not (for the results file)
     how: str  # scripted, live, replayed, recorded (written | unchanged | not written)
     cassette: Path | None = None
 
@@ -104,6 +105,7 @@ class Player:
             run=run,
             findings=tuple(found.findings),
             warnings=tuple(found.warnings),
+            drift=tuple(found.drift),
             how=how,
             cassette=cassette,
         )
@@ -113,10 +115,11 @@ class Player:
         if name not in self._sources:
             from harness.sources import LiveSource, ScriptedSource
 
+            models = dict(self.settings.models)  # [tool.harness] models
             if name == "scripted":
-                self._sources[name] = ScriptedSource(self.scenarios, {})
+                self._sources[name] = ScriptedSource(self.scenarios, models)
             else:
-                self._sources[name] = LiveSource(self.providers, {})
+                self._sources[name] = LiveSource(self.providers, models)
         return self._sources[name]
 
     def _cassette(self, cell: Cell) -> Path:

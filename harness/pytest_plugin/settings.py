@@ -1,13 +1,18 @@
 """The plugin's options: declared once (`add_options`), read and checked once (`Settings.read`).
 
+Where a value comes from, first found: the command line, the pytest ini value
+(`[tool.pytest.ini_options]` `harness_*`), the project's `[tool.harness]` (as the CLI reads it:
+loop or exec, scenarios, cassettes, providers, stream, models), the default.
+
 Only the standard library and pytest are imported here: pytest loads the plugin in every
 session of the environment, and a session that does not ask for scenarios must not pay for the
-harness (or the SDKs) at all.
+harness (or the SDKs) at all; `[tool.harness]` is read only once collection is on.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -40,10 +45,24 @@ def add_options(parser: pytest.Parser) -> None:
         "harness_scenarios ini value, else ./scenarios)",
     )
     add("--harness-scenario", action="append", metavar="ID", help="only this scenario id")
-    add("--harness-provider", action="append", choices=PROVIDERS, help="only this provider")
-    add("--harness-stream", choices=STREAMS, default="both", help="stream variants (both)")
+    add(
+        "--harness-provider",
+        action="append",
+        choices=PROVIDERS,
+        help="only this provider (default: [tool.harness] providers, else all)",
+    )
+    add(
+        "--harness-stream",
+        choices=STREAMS,
+        help="stream variants (default: [tool.harness] stream, else both)",
+    )
     add("--harness-source", choices=SOURCES, help="where answers come from (cassette)")
-    add("--harness-cassettes", metavar="DIR", help="cassette folder (./cassettes)")
+    add(
+        "--harness-cassettes",
+        metavar="DIR",
+        help="cassette folder (default: ini harness_cassettes, [tool.harness] cassettes, else "
+        "./cassettes)",
+    )
     add(
         "--harness-record-mode",
         choices=RECORD_MODES,
@@ -59,7 +78,12 @@ def add_options(parser: pytest.Parser) -> None:
         help="where recordings come from (scripted: the emulator, the default; live: the APIs)",
     )
     add("--harness-strict", action="store_true", help="replay drift fails the item")
-    add("--harness-loop", metavar="MODULE:FUNCTION", help="the loop under test (reference)")
+    add(
+        "--harness-loop",
+        metavar="MODULE:FUNCTION",
+        help="the loop under test (default: ini harness_loop, [tool.harness] loop, else the "
+        "reference loop)",
+    )
     add(
         "--harness-exec",
         metavar="COMMAND",
@@ -72,11 +96,18 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         help="--harness-exec: kill the program after this long per user message (120)",
     )
+    add(
+        "--harness-report",
+        metavar="DIR",
+        help="write results.json, index.html and junit.xml for the cells this session ran "
+        "into DIR (under pytest-xdist: one report, the workers' cells merged)",
+    )
     parser.addini(
         "harness_scenarios", "scenario files or folders; setting it collects them", "paths"
     )
     parser.addini("harness_source", "default --harness-source", default="cassette")
-    parser.addini("harness_cassettes", "default --harness-cassettes", default=DEFAULT_CASSETTES)
+    parser.addini("harness_cassettes", "default --harness-cassettes", default="")
+    parser.addini("harness_report", "default --harness-report (a folder)", default="")
     parser.addini("harness_loop", "default --harness-loop (module:function)", default="")
     parser.addini("harness_exec", "default --harness-exec (a shell command)", default="")
     parser.addini("harness_exec_timeout", "default --harness-exec-timeout (seconds)", default="")
@@ -97,6 +128,8 @@ class Settings:
     loop: str | None  # None: the reference loop (or `exec`)
     exec: str | None = None  # a program under test (harness.exec): a shell command
     exec_timeout: float | None = None  # None: harness.exec's default
+    models: Mapping[str, str] = field(default_factory=dict)  # [tool.harness] models
+    report: Path | None = None  # where to write the session's results and reports
 
     @classmethod
     def read(cls, config: pytest.Config) -> Settings:
@@ -106,6 +139,8 @@ class Settings:
         root = config.inipath.parent if config.inipath else config.rootpath
         ini_paths: list[Path] = list(config.getini("harness_scenarios"))
         given = [here / p for p in opt.harness_scenarios or ()]
+        enabled = bool(opt.harness or given or ini_paths or opt.harness_scenario)
+        project = _project(root) if enabled else ProjectDefaults()
         source = opt.harness_source or _ini_choice(config, "harness_source", SOURCES)
         loop = opt.harness_loop or config.getini("harness_loop") or None
         program = opt.harness_exec or config.getini("harness_exec") or None
@@ -113,26 +148,29 @@ class Settings:
             program = None  # --harness-loop on the command line overrides an ini program
         elif opt.harness_exec and loop and not opt.harness_loop:
             loop = None  # and --harness-exec an ini loop
+        if loop is None and program is None:
+            loop, program = project.loop, project.exec
+        paths = given or ini_paths or list(project.scenarios) or [root / DEFAULT_SCENARIOS]
+        cassettes = _first_path(
+            (here, opt.harness_cassettes), (root, config.getini("harness_cassettes"))
+        )
+        report = _first_path((here, opt.harness_report), (root, config.getini("harness_report")))
         settings = cls(
-            enabled=bool(opt.harness or given or ini_paths or opt.harness_scenario),
-            scenario_paths=tuple(
-                p.resolve() for p in (given or ini_paths or [root / DEFAULT_SCENARIOS])
-            ),
+            enabled=enabled,
+            scenario_paths=tuple(p.resolve() for p in paths),
             scenario_ids=tuple(opt.harness_scenario or ()),
-            providers=tuple(opt.harness_provider) if opt.harness_provider else None,
-            stream={"both": None, "on": True, "off": False}[opt.harness_stream],
+            providers=tuple(opt.harness_provider or ()) or project.providers,
+            stream={"both": None, "on": True, "off": False}[opt.harness_stream or project.stream],
             source=source,
-            cassettes=(
-                here / opt.harness_cassettes
-                if opt.harness_cassettes
-                else root / config.getini("harness_cassettes")
-            ).resolve(),
+            cassettes=(cassettes or project.cassettes or root / DEFAULT_CASSETTES).resolve(),
             record_mode=opt.harness_record_mode,
             record_from=opt.harness_record_from,
             strict=bool(opt.harness_strict),
             loop=loop,
             exec=program,
             exec_timeout=_exec_timeout(config),
+            models=project.models,
+            report=report,
         )
         settings.check()
         return settings
@@ -203,6 +241,48 @@ def _exec_timeout(config: pytest.Config) -> float | None:
         raise pytest.UsageError(
             f"ini harness_exec_timeout = {value!r}: give a number of seconds"
         ) from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProjectDefaults:
+    """What `[tool.harness]` gives the plugin: the values no option or ini value set."""
+
+    loop: str | None = None
+    exec: str | None = None
+    scenarios: tuple[Path, ...] = ()
+    cassettes: Path | None = None
+    providers: tuple[Provider, ...] | None = None
+    stream: str = "both"
+    models: Mapping[str, str] = field(default_factory=dict)
+
+
+def _project(root: Path) -> ProjectDefaults:
+    """`[tool.harness]` of the nearest pyproject.toml at or above the project root."""
+    import harness.scenario  # noqa: F401  # first: harness.settings needs it loaded (a cycle)
+    from harness.settings import SettingsError, load_settings
+
+    try:
+        table = load_settings(root)
+    except SettingsError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return ProjectDefaults(
+        loop=table.loop,
+        exec=table.exec,
+        scenarios=table.scenarios,
+        cassettes=table.cassettes,
+        providers=table.providers,
+        stream=table.stream,
+        models=table.models,
+    )
+
+
+def _first_path(*given: tuple[Path, str | None]) -> Path | None:
+    """The first value set, from the folder it is relative to (the invocation folder for an
+    option, the ini file's for an ini value)."""
+    for base, value in given:
+        if value:
+            return (base / value).resolve()
+    return None
 
 
 def _ini_choice(config: pytest.Config, name: str, choices: tuple[str, ...]) -> Source:
