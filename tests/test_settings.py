@@ -192,3 +192,15 @@ def test_check_reads_the_scenario_folders_from_the_settings(
     monkeypatch.chdir(tmp_path)
     assert main(["check"]) == 0
     assert "ok    library/one_tool_then_answer.yaml" in capsys.readouterr().out
+
+
+def test_the_settings_module_imports_first() -> None:
+    """harness.settings and the scenario loader import each other's names: either may be the
+    first import of a process (the plugin and `harness init` read the settings first)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", "import harness.settings"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import jsonschema
 import yaml
@@ -38,7 +38,9 @@ from harness.scenario.model import (
     UserTurn,
 )
 from harness.scenario.semantics import check_semantics
-from harness.settings import Settings
+
+if TYPE_CHECKING:  # harness.settings imports the scenario model: read it when a scenario loads
+    from harness.settings import Settings
 
 SCENARIO_ID = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 ALL_PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "gemini")
@@ -80,7 +82,11 @@ def load_scenario(path: str | Path, settings: Settings | None = None) -> Scenari
             "digits and underscores, e.g. limit_reached_pending_write.yaml",
         )
     _validate_schema(data, located)
-    scenario = _to_scenario(data, scenario_id, file, settings or Settings())
+    if settings is None:
+        from harness.settings import Settings
+
+        settings = Settings()
+    scenario = _to_scenario(data, scenario_id, file, settings)
     _check_semantics(scenario, data, located)
     return scenario
 
