@@ -5,6 +5,7 @@ and the loop functions its configurations name (``module:function`` on the loop 
 README "## The loop contract").
 """
 
+import os
 from dataclasses import dataclass
 
 from harness.scenario.model import Provider
@@ -29,3 +30,24 @@ class Framework:
     packages: tuple[str, ...]  # distributions whose installed versions the report prints
     configs: tuple[Config, ...]
     traps: tuple[str, ...] = ()  # wiring traps the adapter handles, one sentence each
+
+
+# The frameworks' own switches that keep a run offline and quiet; set (unless already set)
+# before any framework is imported, by the report and by tests/frameworks.
+OFFLINE_ENV: dict[str, str] = {
+    # litellm fetches its model cost map from GitHub on import unless told to use its copy.
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    # The OpenAI Agents SDK exports traces to api.openai.com unless tracing is disabled.
+    "OPENAI_AGENTS_DISABLE_TRACING": "1",
+    # LangChain / LangGraph send runs to LangSmith when tracing is switched on.
+    "LANGCHAIN_TRACING_V2": "false",
+    "LANGSMITH_TRACING": "false",
+    # No OpenTelemetry export from any framework's instrumentation.
+    "OTEL_SDK_DISABLED": "true",
+}
+
+
+def offline_environment() -> None:
+    """Set `OFFLINE_ENV` in this process, keeping any value already set."""
+    for name, value in OFFLINE_ENV.items():
+        os.environ.setdefault(name, value)
