@@ -338,16 +338,25 @@ def history_from_pydantic(messages: Sequence[Any]) -> list[Message]:
             if kind == "user-prompt":
                 out.append(UserMessage(text=str(part.content)))
             elif kind in ("tool-return", "retry-prompt") and part.tool_name:
-                failed = kind == "retry-prompt" or getattr(part, "outcome", "") == "failed"
-                out.append(
-                    ToolMessage(
-                        call_id=part.tool_call_id,
-                        name=part.tool_name,
-                        content=part.model_response_str(),
-                        is_error=failed,
-                    )
-                )
+                out.append(_tool_message(part))
     return out
+
+
+def _tool_message(part: Any) -> ToolMessage:
+    """A tool's result as saved: its text (a failure without pydantic-ai's error wrapping)."""
+    if part.part_kind == "retry-prompt":
+        return ToolMessage(
+            call_id=part.tool_call_id,
+            name=part.tool_name,
+            content=part.model_response(),
+            is_error=True,
+        )
+    return ToolMessage(
+        call_id=part.tool_call_id,
+        name=part.tool_name,
+        content=part.model_response_str(wrap_if_error=False),
+        is_error=part.outcome == "failed",
+    )
 
 
 def _assistant(response: Any) -> AssistantMessage:
