@@ -260,7 +260,7 @@ def generate(out: Path, only: str | None, stream: bool | None) -> Matrix:
         cells=tuple(cells),
         html=html,
     )
-    matrix = _kept_from(previous, matrix) if only is not None else matrix
+    matrix = kept_from(previous, matrix) if only is not None else matrix
     _remove_stale_html(out, matrix)
     write_matrix(matrix, out / "matrix.json")
     (out / "README.md").write_text(
@@ -269,7 +269,7 @@ def generate(out: Path, only: str | None, stream: bool | None) -> Matrix:
     return matrix
 
 
-def _kept_from(previous: Matrix | None, matrix: Matrix) -> Matrix:
+def kept_from(previous: Matrix | None, matrix: Matrix) -> Matrix:
     """`--framework`: the other frameworks' cells and HTML links stay as they were."""
     if previous is None:
         return matrix

@@ -25,7 +25,7 @@ from examples.frameworks.matrix import (
     what_changed,
     write_matrix,
 )
-from examples.frameworks.report import CI_SCENARIOS, main, versions
+from examples.frameworks.report import CI_SCENARIOS, kept_from, main, versions
 from examples.frameworks.summary import headlines, summary_markdown
 from harness.errors import HarnessError
 from harness.scenario.model import Provider
@@ -238,3 +238,24 @@ def test_a_missing_framework_package_is_a_clear_error() -> None:
     with pytest.raises(HarnessError, match=r"ghost needs surely-not-an-installed-distribution"):
         versions(ghost)
     assert metadata.version("pydantic-ai-slim")  # the real ones are installed
+
+
+def test_rerunning_one_framework_keeps_the_others_cells() -> None:
+    other = replace(BEFORE.frameworks[0], name="other", versions={"other-dist": "3.0"}, configs=())
+    kept_cell = replace(BEFORE.cells[0], framework="other")
+    previous = replace(
+        BEFORE, frameworks=(other, *BEFORE.frameworks), cells=(kept_cell, *BEFORE.cells)
+    )
+    rerun = replace(BEFORE, cells=BEFORE.cells[:1])
+    merged = kept_from(previous, rerun)
+    assert [f.name for f in merged.frameworks] == ["other", "toy"]
+    assert merged.cells == (kept_cell, BEFORE.cells[0])
+
+
+def test_the_readme_links_the_report_and_names_the_framework_versions() -> None:
+    readme = (support.ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Agent frameworks", 1)[1].split("\n## ", 1)[0]
+    assert "(docs/frameworks/README.md)" in section
+    for info in support.committed_matrix().frameworks:
+        for name, version in info.versions.items():
+            assert f"{name} {version}" in section, f"README: headline results of {name} {version}"
