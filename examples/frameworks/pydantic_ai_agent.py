@@ -49,7 +49,8 @@ FRAMEWORK = Framework(
             name="conforming",
             loop=f"{MODULE}:conforming",
             summary="defaults + parallel_execution_mode('sequential'), openai_store=False, "
-            "the history cut to the last 20 messages without splitting a chain",
+            "the history cut to the last 20 messages without splitting a chain, Gemini "
+            "requests over the size limit trimmed by a ProcessHistory capability",
             providers=PROVIDERS,
         ),
         Config(
@@ -64,12 +65,12 @@ FRAMEWORK = Framework(
     traps=(
         "Agent(system_prompt=...) is not sent at all when message_history is given (every "
         "query after the first): the adapter passes the system prompt as instructions=.",
-        "Each provider is built inside the query's own event loop (the harness runs an async "
-        "loop in a fresh event loop per message), from call.base_url and call.api_key.",
         "A failing tool raises ToolFailed, not ModelRetry: ModelRetry adds 'Fix the errors and "
         "try again' to the result and spends the tool's retry budget.",
-        "UsageLimits(request_limit=N) is checked before a request, after the previous turn's "
-        "tools already ran: the budget is max_rounds + 1 requests, and the pending tools run.",
+        "UsageLimits counts model requests, not rounds: request_limit=max_rounds + 1; it is "
+        "checked before the next request, after the last turn's tools already ran. "
+        "tool_calls_limit is checked before tools run but counts calls, not rounds; both raise "
+        "UsageLimitExceeded instead of a closing call (only wrapped gives one).",
     ),
 )
 
