@@ -230,7 +230,41 @@ def framework_info(framework: Framework) -> FrameworkInfo:
     )
 
 
-def generate(out: Path, only: str | None, stream: bool | None) -> Matrix:
+def run_and_publish(
+    framework_name: str, config_name: str, stream: bool | None, out: Path
+) -> tuple[tuple[MatrixCell, ...], str | None]:
+    """One configuration, run and its HTML written: what a worker process does (`--jobs`)."""
+    offline_environment()
+    framework = discover(framework_name)[0]
+    config = next(c for c in framework.configs if c.name == config_name)
+    print(f"{framework.name} {config.name}: running…", file=sys.stderr, flush=True)
+    ran = run_config(framework, config, library(), stream)
+    return ran.cells, write_html(framework, config, ran, out)
+
+
+def _run_all(
+    frameworks: Sequence[Framework], stream: bool | None, out: Path, jobs: int
+) -> tuple[list[MatrixCell], dict[str, str]]:
+    """Every configuration, `jobs` at a time, each in its own process (the frameworks wait on
+    SDK retry backoff far more than they compute); results in discovery order."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    work = [(f.name, c.name) for f, c in all_configs(frameworks)]
+    if jobs == 1:
+        done = [run_and_publish(f, c, stream, out) for f, c in work]
+    else:
+        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(run_and_publish, f, c, stream, out) for f, c in work]
+            done = [future.result() for future in futures]
+    cells = [cell for ran, _ in done for cell in ran]
+    html = {
+        f"{f} {c}": link for (f, c), (_, link) in zip(work, done, strict=True) if link is not None
+    }
+    return cells, html
+
+
+def generate(out: Path, only: str | None, stream: bool | None, jobs: int = 1) -> Matrix:
     """Run, then write matrix.json, the HTML reports and README.md into `out`."""
     from harness.results.build import sdk_versions
 
@@ -240,16 +274,7 @@ def generate(out: Path, only: str | None, stream: bool | None) -> Matrix:
     scenarios = library()
     previous = read_matrix(out / "matrix.json")
     (out / "html").mkdir(parents=True, exist_ok=True)
-    cells: list[MatrixCell] = []
-    html: dict[str, str] = {}
-    for framework in frameworks:
-        for config in framework.configs:
-            print(f"{framework.name} {config.name}: running…", file=sys.stderr, flush=True)
-            ran = run_config(framework, config, scenarios, stream)
-            cells += ran.cells
-            link = write_html(framework, config, ran, out)
-            if link is not None:
-                html[f"{framework.name} {config.name}"] = link
+    cells, html = _run_all(frameworks, stream, out, jobs)
     matrix = Matrix(
         command=COMMAND,
         sdk_versions=sdk_versions(),
@@ -294,10 +319,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--framework", metavar="NAME", help="rerun only this framework")
     parser.add_argument("--out", default=str(ROOT / "docs" / "frameworks"), metavar="DIR")
     parser.add_argument("--stream", choices=("off", "on", "both"), default="off")
+    parser.add_argument(
+        "--jobs", type=int, default=4, metavar="N", help="configurations run at once (default 4)"
+    )
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        print(f"{COMMAND}: error: --jobs takes a positive number", file=sys.stderr)
+        return 2
     stream = {"off": False, "on": True, "both": None}[args.stream]
     try:
-        matrix = generate(Path(args.out), args.framework, stream)
+        matrix = generate(Path(args.out), args.framework, stream, args.jobs)
     except HarnessError as exc:
         print(f"{COMMAND}: error: {exc}", file=sys.stderr)
         return 2

@@ -25,7 +25,7 @@ from examples.frameworks.matrix import (
     what_changed,
     write_matrix,
 )
-from examples.frameworks.report import CI_SCENARIOS, kept_from, main, versions
+from examples.frameworks.report import CI_SCENARIOS, Ran, kept_from, main, versions, write_html
 from examples.frameworks.summary import headlines, summary_markdown
 from harness.errors import HarnessError
 from harness.scenario.model import Provider
@@ -259,3 +259,26 @@ def test_the_readme_links_the_report_and_names_the_framework_versions() -> None:
     for info in support.committed_matrix().frameworks:
         for name, version in info.versions.items():
             assert f"{name} {version}" in section, f"README: headline results of {name} {version}"
+
+
+def test_the_html_report_holds_the_failing_ci_cells_only(tmp_path: Path) -> None:
+    fw = support.framework("pydantic-ai")
+    cfg = support.config("pydantic-ai", "defaults")
+    failing, failing_cell = support.ran(
+        fw.name, cfg.name, "anthropic", "limit_reached_pending_write"
+    )
+    passing, passing_cell = support.ran(fw.name, cfg.name, "anthropic", "one_tool_then_answer")
+    assert failing_cell.rules and not passing_cell.rules
+    ran = Ran(cells=(failing_cell, passing_cell), judged=(failing, passing))
+    name = write_html(fw, cfg, ran, tmp_path)
+    assert name == "html/pydantic-ai-defaults.html"
+    page = (tmp_path / name).read_text(encoding="utf-8")
+    assert "limit_reached_pending_write[anthropic]" in page
+    assert "one_tool_then_answer[anthropic]" not in page
+    clean = Ran(cells=(passing_cell,), judged=(passing,))
+    assert write_html(fw, cfg, clean, tmp_path / "clean") is None
+
+
+def test_jobs_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--jobs", "0"]) == 2
+    assert "--jobs takes a positive number" in capsys.readouterr().err
