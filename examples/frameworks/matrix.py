@@ -67,6 +67,7 @@ class Matrix:
     frameworks: tuple[FrameworkInfo, ...]
     cells: tuple[MatrixCell, ...]
     html: Mapping[str, str] = field(default_factory=dict)  # "framework config" -> file name
+    stream: str = "off"  # the stream variants run: "off" | "on" | "both"
 
     def cell(self, key: tuple[str, str, str, str, bool]) -> MatrixCell | None:
         return next((c for c in self.cells if c.key == key), None)
@@ -108,6 +109,7 @@ def matrix_to_json(matrix: Matrix) -> dict[str, Any]:
             for f in matrix.frameworks
         ],
         "html": dict(matrix.html),
+        "stream": matrix.stream,
         "cells": [
             {
                 "framework": c.framework,
@@ -164,6 +166,7 @@ def matrix_from_json(data: Mapping[str, Any]) -> Matrix:
         frameworks=frameworks,
         cells=cells,
         html=dict(data.get("html", {})),
+        stream=str(data.get("stream", "off")),
     )
 
 

@@ -19,6 +19,7 @@ from examples.frameworks.matrix import (
     rule_table,
 )
 
+STREAMS = {"off": "non-streaming", "on": "streaming", "both": "both stream variants"}
 ENDINGS = {"answer": "an answer", "step_limit": "a closing answer", "error": "an error"}
 
 
@@ -30,7 +31,11 @@ def summary_markdown(matrix: Matrix, changes: list[str]) -> str:
         "[`examples/frameworks/`](../../examples/frameworks/) — do not edit by hand. Every "
         "framework configuration runs on the scripted source (the emulator plays each "
         "scenario's model turns, whatever the framework sends, and rejects what the real API "
-        "rejects) over the scenario library; a cell conforms when it has no finding.",
+        "rejects) over the scenario library, "
+        + STREAMS.get(matrix.stream, matrix.stream)
+        + "; a cell conforms when it has no finding. The HTML reports hold the cells with "
+        "findings on the CI scenarios (one tool, parallel requests, three rounds, the three "
+        "limit scenarios).",
         "",
         "## Versions",
         "",

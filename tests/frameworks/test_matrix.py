@@ -196,6 +196,7 @@ def test_the_summary_holds_versions_tables_changes_and_the_command() -> None:
     text = summary_markdown(BEFORE, ["- Nothing changed."])
     for part in (
         "| toy-dist | 1.0 |",
+        "over the scenario library, non-streaming;",
         "## Headline results",
         "| toy | defaults |",
         "## toy",
