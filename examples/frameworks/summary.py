@@ -35,7 +35,10 @@ def summary_markdown(matrix: Matrix, changes: list[str]) -> str:
         + STREAMS.get(matrix.stream, matrix.stream)
         + "; a cell conforms when it has no finding. The HTML reports hold the cells with "
         "findings on the CI scenarios (one tool, parallel requests, three rounds, the three "
-        "limit scenarios).",
+        "limit scenarios). L4 is judged from tool runs seen to overlap: a cell whose tools ran "
+        "on several threads runs again (up to 6 times) until the overlap shows, so concurrent "
+        "tools are caught reliably; the order they finish in may still vary between "
+        "generations (`expect.tools`).",
         "",
         "## Versions",
         "",
