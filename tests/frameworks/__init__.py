@@ -1,0 +1,1 @@
+"""The agent-framework adapters (examples/frameworks) and their compatibility report."""
