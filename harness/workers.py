@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import queue
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from harness.runner import Cell, CellRun
     from harness.sources import Source
 
-POLL_SECONDS = 0.2
+POLL_SECONDS = 1.0  # the longest wait for a worker's message before looking again
 STOP_SECONDS = 5.0  # how long stopped workers get to close their endpoints before SIGTERM
 
 # One raw exchange of a live cell: its provider, the upstream it was sent to and its error
@@ -73,7 +73,6 @@ class Outcome:
 @dataclass(frozen=True, kw_only=True)
 class _Started:
     number: int
-    pid: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,61 +139,62 @@ def outcomes_in_workers(plan: Plan, jobs: int) -> Iterator[Outcome]:
     stops the workers and is raised again here."""
     context = multiprocessing.get_context("spawn")
     todo: Any = context.Queue()
-    done: Any = context.Queue()
     for number in range(1, len(plan.cells) + 1):
         todo.put(number)
     count = max(1, min(jobs, len(plan.cells)))
     for _ in range(count):
         todo.put(None)
-    workers = [
-        context.Process(target=_work, args=(plan, todo, done), daemon=True) for _ in range(count)
-    ]
-    for worker in workers:
-        worker.start()
+    workers: dict[Any, Any] = {}  # each worker's end of its pipe -> the worker
     try:
-        yield from _collect(plan, workers, done)
+        for _ in range(count):
+            reader, writer = context.Pipe(duplex=False)
+            worker = context.Process(target=_work, args=(plan, todo, writer), daemon=True)
+            worker.start()
+            writer.close()  # the worker holds the only writer: its end is this reader's EOF
+            workers[reader] = worker
+        yield from _collect(plan, workers)
     finally:
-        _stop(workers)
+        _stop(list(workers.values()))
 
 
-def _collect(plan: Plan, workers: Sequence[Any], done: Any) -> Iterator[Outcome]:
-    running: dict[int, int] = {}  # worker pid -> the cell number it started and not finished
+def _collect(plan: Plan, workers: dict[Any, Any]) -> Iterator[Outcome]:
+    """What the workers send, until every cell is in. A worker's pipe is read to its end
+    before its exit is judged, so nothing it sent is lost to the race with its exit."""
+    running: dict[Any, int] = {}  # reader -> the cell its worker started and has not sent
     remaining = len(plan.cells)
-    lost: str | None = None
+    live = dict(workers)
     while remaining:
-        try:
-            item = done.get(timeout=POLL_SECONDS)
-        except queue.Empty:
-            # A stopped worker's last words may still be on their way: only a second empty
-            # wait with the same worker gone is a loss.
-            if lost is not None:
-                raise HarnessError(lost) from None
-            lost = _lost(plan, workers, running)
-            continue
-        lost = None
-        if isinstance(item, _Failed):
-            raise HarnessError(item.line)
-        if isinstance(item, _Started):
-            running[item.pid] = item.number
-            continue
-        running = {pid: n for pid, n in running.items() if n != item.number}
-        remaining -= 1
-        yield item
-
-
-def _lost(plan: Plan, workers: Sequence[Any], running: Mapping[int, int]) -> str | None:
-    """Why the run cannot finish (a worker died, or every worker stopped), or None."""
-    for worker in workers:
-        number = None if worker.is_alive() else running.get(worker.pid)
-        if not worker.is_alive() and (worker.exitcode != 0 or number is not None):
-            where = "" if number is None else f" while running {plan.cells[number - 1].id}"
-            return (
-                f"a worker process stopped (exit code {worker.exitcode}){where}; no report "
-                "written. Run that cell alone with --jobs 1 to see why"
+        if not live:
+            raise HarnessError(
+                "every worker process stopped before the run's cells were done; no report written"
             )
-    if not any(w.is_alive() for w in workers):
-        return "every worker process stopped before the run's cells were done; no report written"
-    return None
+        ready: list[Any] = wait(list(live), timeout=POLL_SECONDS)
+        for reader in ready:
+            try:
+                item = reader.recv()
+            except EOFError:
+                _ended(plan, live.pop(reader), running.get(reader))
+                continue
+            if isinstance(item, _Failed):
+                raise HarnessError(item.line)
+            if isinstance(item, _Started):
+                running[reader] = item.number
+                continue
+            running.pop(reader, None)
+            remaining -= 1
+            yield item
+
+
+def _ended(plan: Plan, worker: Any, number: int | None) -> None:
+    """A worker's pipe closed: fine when it stopped cleanly between cells."""
+    worker.join(timeout=STOP_SECONDS)
+    if worker.exitcode == 0 and number is None:
+        return
+    where = "" if number is None else f" while running {plan.cells[number - 1].id}"
+    raise HarnessError(
+        f"a worker process stopped (exit code {worker.exitcode}){where}; no report written. "
+        "Run that cell alone with --jobs 1 to see why"
+    )
 
 
 def _stop(workers: Sequence[Any]) -> None:
@@ -206,9 +206,8 @@ def _stop(workers: Sequence[Any]) -> None:
 
 
 def _work(plan: Plan, todo: Any, done: Any) -> None:
-    """A worker process: set up once, then run cells until the queue says stop."""
-    import os
-
+    """A worker process: set up once, then run cells until the queue says stop. `done` is the
+    write end of its pipe to the parent: each send is whole before the next line runs."""
     from harness.commands.run import close_loop, loop_from_args
     from harness.runner import run_cell
     from harness.sources import sdk_environment
@@ -220,21 +219,21 @@ def _work(plan: Plan, todo: Any, done: Any) -> None:
                 loop, _ = loop_from_args(argparse.Namespace(**plan.loop))
                 try:
                     while (number := todo.get()) is not None:
-                        done.put(_Started(number=number, pid=os.getpid()))
+                        done.send(_Started(number=number))
                         cell = plan.cells[number - 1]
                         run = run_cell(cell, source, loop, run_id=plan.run_id(number))
-                        done.put(outcome_of(number, run, source, strict=plan.strict))
+                        done.send(outcome_of(number, run, source, strict=plan.strict))
                 finally:
                     close_loop(loop)
         finally:
             source.close()
     except HarnessError as exc:
-        done.put(_Failed(line=str(exc)))
+        done.send(_Failed(line=str(exc)))
     except KeyboardInterrupt:
         return  # the parent was interrupted too: it stops the run and says so
     except Exception as exc:  # a harness bug: one line naming where, for the parent to print
         frame = traceback.extract_tb(exc.__traceback__)[-1]
-        done.put(
+        done.send(
             _Failed(
                 line=f"a worker process failed: {type(exc).__name__}: {exc} at "
                 f"{frame.filename}:{frame.lineno}"
