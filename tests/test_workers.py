@@ -184,3 +184,23 @@ def test_ctrl_c_stops_the_workers_with_one_line_and_exit_130(tmp_path: Path) -> 
     assert err.strip().splitlines()[-1] == "harness run: interrupted"
     assert "Traceback" not in err
     assert not (tmp_path / "results.json").exists()
+
+
+def test_a_live_run_in_workers_that_reaches_no_api_is_one_line_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.commands.test_live_unreachable import closed_port
+
+    url = f"http://127.0.0.1:{closed_port()}"
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)  # the workers inherit the environment
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "Fake0Key1" * 6)
+    args = ("--source", "live", "--provider", "anthropic", "--jobs", "2", SUBSET[0])
+    code, results = run(tmp_path, "out", *args)
+    err = capsys.readouterr().err
+    assert code == 2
+    line = err.strip().splitlines()[-1]
+    assert line.startswith(
+        f"harness run: error: the live API could not be reached (anthropic at {url})"
+    )
+    assert line.endswith("; no report written") and "Traceback" not in err
+    assert not results.exists()
