@@ -98,11 +98,12 @@ def outcome_of(number: int, run: CellRun, source: Source, *, strict: bool) -> Ou
         details=details,
         warnings=tuple(w.line() for w in found.warnings),
         rows=table_rows(run),
-        reached=_reached(source, run),
+        reached=reached_by(source, run),
     )
 
 
-def _reached(source: Source, run: CellRun) -> tuple[Reach, ...]:
+def reached_by(source: Source, run: CellRun) -> tuple[Reach, ...]:
+    """A live cell's exchanges as `Reach`es (nothing for the other sources)."""
     upstreams: Mapping[str, str] | None = getattr(source, "upstreams", None)
     if source.name != "live" or upstreams is None:
         return ()

@@ -14,7 +14,7 @@ from harness.errors import HarnessError
 from harness.scenario.model import Provider
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
 
     from harness.commands.outputs import Scope
     from harness.loop.contract import Loop
@@ -44,6 +44,13 @@ examples:
   harness run --source scripted --provider gemini scenarios/gemini_calls_without_ids.yaml
   harness run --source scripted --loop my_app.agent:run_loop
   harness run --exec 'node agent.mjs'
+  harness run --jobs 2
+  harness run --shard 2/3 --jobs 2     (then: harness report reports/shard-*/results.json)
+
+A partial run (scenario arguments, --provider, --stream, --shard) does not replace the full
+run's report: it merges into reports/results.json when that is a full run of the same
+library, source, loop and --strict, else writes reports/partial/ (a shard:
+reports/shard-K-of-N/), and says which. Paths given with --results/--html/--junit are used.
 
 Exit codes: 0 every cell conforms, 1 findings, 2 harness or input error.
 """
@@ -210,16 +217,9 @@ def unreachable(source: Source, runs: Iterable[CellRun]) -> str | None:
     """One line when a live run reached no API at all (every exchange of every cell failed to
     reach the upstream): the provider, its base URL and the connection error. That is a
     harness or input problem (exit 2), not the loop's findings."""
-    upstreams: Mapping[str, str] | None = getattr(source, "upstreams", None)
-    if source.name != "live" or upstreams is None:
-        return None
-    return unreachable_line(
-        [
-            (run.cell.provider, upstreams[run.cell.provider], r.error)
-            for run in runs
-            for r in run.records
-        ]
-    )
+    from harness.workers import reached_by
+
+    return unreachable_line([r for run in runs for r in reached_by(source, run)])
 
 
 def unreachable_line(reached: Sequence[Reach]) -> str | None:
