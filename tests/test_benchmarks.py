@@ -18,6 +18,10 @@ TINY = {
     ),
     "emulator_throughput.py": (["--requests", "5", "--threads", "1", "--repeats", "1"], "r/s"),
     "report_500.py": (["--cells", "5", "--repeat", "1"], "render HTML"),
+    "run_jobs.py": (
+        ["--only", "one_tool_then_answer", "--jobs", "1", "2", "--repeat", "1"],
+        "vs --jobs 1",
+    ),
 }
 
 

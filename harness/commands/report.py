@@ -10,8 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.errors import HarnessError
+
 if TYPE_CHECKING:
-    from harness.results import Judged, Results
+    from harness.commands.outputs import Scope
+    from harness.results import CellResult, Results
+    from harness.shards import Shard
 
 DEFAULT_RESULTS = "reports/results.json"
 DEFAULT_HTML = "reports/index.html"
@@ -26,19 +30,37 @@ rule x provider matrix, filters, and each cell's transcript with its findings at
 they concern. With --previous it also shows what changed since that run: new failures,
 fixes, changed endings, and drift in the requests and responses.
 
+Several results files are merged into one first (written to --results, with the HTML report
+and JUnit XML): the shards of one run (`harness run --shard K/N`), or partial runs of one
+library (e.g. one per provider). They must share the harness version, source, loop and
+--strict, and no cell may come from two files; shards must be cut from the same cells and
+scenario files. A missing shard is named, and the report has the cells it got.
+
 examples:
   harness report {DEFAULT_RESULTS}
   harness report {DEFAULT_RESULTS} --previous last-week/results.json
   harness report {DEFAULT_RESULTS} --html public/index.html --junit junit.xml
+  harness report reports/shard-*/results.json
 
 Exit codes: 0 every cell conforms, 1 findings, 2 a missing, corrupt or other-version
-results file (or any other input error).
+results file, results that do not merge (or any other input error).
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "results", metavar="RESULTS", help=f"the results file to read (e.g. {DEFAULT_RESULTS})"
+        "inputs",
+        nargs="+",
+        metavar="RESULTS",
+        help=f"the results file to read (e.g. {DEFAULT_RESULTS}); several: the shards (or "
+        "partial runs) of one run, merged into one",
+    )
+    parser.add_argument(
+        "--results",
+        default=None,
+        metavar="PATH",
+        help="several RESULTS: where to write the merged results file "
+        f"(default: {DEFAULT_RESULTS})",
     )
     add_view_options(parser, junit_default=None)
 
@@ -80,11 +102,37 @@ def add_run_output_options(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from harness.results import read_results
 
-    results = read_results(args.results)
+    if args.results is not None and len(args.inputs) == 1:
+        raise HarnessError("--results applies when merging several results files")
+    named = [(path, read_results(path)) for path in args.inputs]
     previous = load_previous(args)
-    written = write_views(results, args, previous)
+    written: list[Path] = []
+    if len(named) == 1:
+        results = named[0][1]
+    else:
+        results, written = _merged(args, named)
+    written += write_views(results, args.html, args.junit, previous)
     print_summary(results, written)
     return 0 if results.conforms else 1
+
+
+def _merged(
+    args: argparse.Namespace, named: list[tuple[str, Results]]
+) -> tuple[Results, list[Path]]:
+    """Several results files merged into one (JUnit written too, unless --junit '')."""
+    from harness.results import write_results
+    from harness.results.merge import merge_files, missing_shards
+
+    results = merge_files(named, sys.argv)
+    if args.junit is None:
+        args.junit = DEFAULT_JUNIT
+    missing = missing_shards(named)
+    parts = f"{len(named)} shards" if results.run.parts[0].shard else f"{len(named)} runs"
+    print(
+        f"merged {parts} into {len(results.cells)} cell(s)"
+        + (f"; missing shard(s) {', '.join(missing)}" if missing else "")
+    )
+    return results, [write_results(results, args.results or DEFAULT_RESULTS)]
 
 
 def load_previous(args: argparse.Namespace) -> Results | None:
@@ -94,15 +142,17 @@ def load_previous(args: argparse.Namespace) -> Results | None:
     return None if args.previous is None else read_results(args.previous)
 
 
-def write_views(results: Results, args: argparse.Namespace, previous: Results | None) -> list[Path]:
+def write_views(
+    results: Results, html: str | None, junit: str | None, previous: Results | None
+) -> list[Path]:
     from harness.report.html import write_html
     from harness.report.junit import write_junit
 
     written: list[Path] = []
-    if args.html:
-        written.append(write_html(results, args.html, previous))
-    if args.junit:
-        written.append(write_junit(results, args.junit))
+    if html:
+        written.append(write_html(results, html, previous))
+    if junit:
+        written.append(write_junit(results, junit))
     return written
 
 
@@ -117,17 +167,22 @@ def print_summary(results: Results, written: Sequence[Path]) -> None:
 
 def publish(
     args: argparse.Namespace,
-    judged: Sequence[Judged],
+    cells: Sequence[CellResult],
     *,
     source: str,
     loop: str,
     started: float,
     previous: Results | None,
+    scope: Scope,
+    shard: Shard | None = None,
     argv: Sequence[str] | None = None,
 ) -> Results:
-    """After `harness run`: write the results file, then every view of it, then the summary."""
-    from harness.results import build_results, run_meta, write_results
-    from harness.results.build import check_catalogue
+    """After `harness run`: write the results file, then every view of it, then the summary.
+    A partial run goes where `harness.commands.outputs` decides, and says where."""
+    from harness.commands.outputs import Outputs, outputs_for
+    from harness.results import run_meta, write_results
+    from harness.results.build import check_catalogue, results_of
+    from harness.results.merge import merge_partial
 
     meta = run_meta(
         source=source,
@@ -135,9 +190,17 @@ def publish(
         started=started,
         finished=None,
         argv=list(sys.argv if argv is None else argv),
+        strict=bool(getattr(args, "strict", False)),
+        shard=shard,
     )
-    results = build_results(judged, meta=meta, rules=check_catalogue())
-    written = [write_results(results, args.results)]
-    written += write_views(results, args, previous)
+    results = results_of(cells, meta=meta, rules=check_catalogue())
+    defaults = Outputs(results=DEFAULT_RESULTS, html=DEFAULT_HTML, junit=DEFAULT_JUNIT)
+    outputs = outputs_for(args, defaults, scope, shard, results)
+    if outputs.merge_into is not None:
+        results = merge_partial(outputs.merge_into, results)
+    written = [write_results(results, outputs.results)]
+    written += write_views(results, outputs.html, outputs.junit, previous)
+    if outputs.note:
+        print(outputs.note)
     print_summary(results, written)
     return results

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.commands.common import apply_settings, chosen_cells, load_all
@@ -13,13 +14,15 @@ from harness.errors import HarnessError
 from harness.scenario.model import Provider
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator, Sequence
 
+    from harness.commands.outputs import Scope
     from harness.loop.contract import Loop
     from harness.results.model import Results
-    from harness.runner import Cell, CellRun
-    from harness.scenario.model import Scenario
+    from harness.runner import CellRun
+    from harness.shards import Shard
     from harness.sources import Source
+    from harness.workers import Outcome, Plan, Reach
 
 DESCRIPTION = """\
 Run scenarios through an agent loop (the reference loop, or yours with --loop) on each
@@ -41,6 +44,13 @@ examples:
   harness run --source scripted --provider gemini scenarios/gemini_calls_without_ids.yaml
   harness run --source scripted --loop my_app.agent:run_loop
   harness run --exec 'node agent.mjs'
+  harness run --jobs 2
+  harness run --shard 2/3 --jobs 2     (then: harness report reports/shard-*/results.json)
+
+A partial run (scenario arguments, --provider, --stream, --shard) does not replace the full
+run's report: it merges into reports/results.json when that is a full run of the same
+library, source, loop and --strict, else writes reports/partial/ (a shard:
+reports/shard-K-of-N/), and says which. Paths given with --results/--html/--junit are used.
 
 Exit codes: 0 every cell conforms, 1 findings, 2 harness or input error.
 """
@@ -59,6 +69,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scenario files or folders (default: ./scenarios)",
     )
     add_run_options(parser)
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run cells in N worker processes (default: 1, in this process); the results are "
+        "the same but for timings. live: at most N cells at once in all",
+    )
+    parser.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="run only shard K of N (cells sorted by id, dealt round-robin), e.g. one job of "
+        "a CI matrix; merge the shards' results with `harness report A B ...`",
+    )
     add_run_output_options(parser)
 
 
@@ -154,23 +179,31 @@ def parse_models(items: list[str]) -> dict[str, str]:
     return models
 
 
+def loop_name(args: argparse.Namespace) -> str:
+    """The loop's name for reports, once its options are checked (--exec, --exec-timeout)."""
+    timeout = args.exec_timeout
+    if timeout is not None and args.exec is None:
+        raise HarnessError("--exec-timeout applies to --exec")
+    if args.exec is None:
+        return str(args.loop or "reference")
+    if not args.exec.strip():
+        raise HarnessError("--exec takes a command, e.g. --exec 'node agent.mjs'")
+    if timeout is not None and not timeout > 0:
+        raise HarnessError("--exec-timeout takes a positive number of seconds")
+    return f"exec: {args.exec}"
+
+
 def loop_from_args(args: argparse.Namespace) -> tuple[Loop, str]:
     """The loop under test and its name for reports: --exec's program, --loop's function, or
     the reference loop. Import the loop after the SDKs' variables point at the endpoint."""
     from harness.runner import REFERENCE_LOOP, load_loop
 
-    timeout = args.exec_timeout
-    if timeout is not None and args.exec is None:
-        raise HarnessError("--exec-timeout applies to --exec")
+    name = loop_name(args)
     if args.exec is None:
-        return load_loop(args.loop or REFERENCE_LOOP), args.loop or "reference"
-    if not args.exec.strip():
-        raise HarnessError("--exec takes a command, e.g. --exec 'node agent.mjs'")
-    if timeout is not None and not timeout > 0:
-        raise HarnessError("--exec-timeout takes a positive number of seconds")
+        return load_loop(args.loop or REFERENCE_LOOP), name
     from harness.exec.loop import DEFAULT_TIMEOUT, ExecLoop
 
-    return ExecLoop(command=args.exec, timeout=timeout or DEFAULT_TIMEOUT), f"exec: {args.exec}"
+    return ExecLoop(command=args.exec, timeout=args.exec_timeout or DEFAULT_TIMEOUT), name
 
 
 def close_loop(loop: Loop) -> None:
@@ -180,38 +213,21 @@ def close_loop(loop: Loop) -> None:
         close()
 
 
-def _make_source(
-    args: argparse.Namespace, scenarios: list[Scenario], chosen: list[Cell], models: dict[str, str]
-) -> Source:
-    from harness.sources import LiveSource, ScriptedSource
-
-    if args.source == "scripted":
-        return ScriptedSource(scenarios, models)
-    if args.source == "live":
-        return LiveSource(sorted({c.provider for c in chosen}), models)
-    from harness.cassettes.source import CassetteSource
-
-    if models:
-        raise HarnessError(
-            "--model does not apply to --source cassette: a cassette replays the model it "
-            "was recorded with (re-record with `harness record --model ...`)"
-        )
-    return CassetteSource([(c.scenario, c.provider, c.stream) for c in chosen], args.cassettes)
-
-
 def unreachable(source: Source, runs: Iterable[CellRun]) -> str | None:
     """One line when a live run reached no API at all (every exchange of every cell failed to
     reach the upstream): the provider, its base URL and the connection error. That is a
     harness or input problem (exit 2), not the loop's findings."""
-    from harness.sources import LiveSource
+    from harness.workers import reached_by
 
-    if not isinstance(source, LiveSource):
+    return unreachable_line([r for run in runs for r in reached_by(source, run)])
+
+
+def unreachable_line(reached: Sequence[Reach]) -> str | None:
+    """`unreachable` from each live exchange's provider, upstream and error."""
+    errors = [error or "" for _, _, error in reached]
+    if not reached or not all(error.startswith(UNREACHABLE) for error in errors):
         return None
-    records = [(run.cell.provider, record) for run in runs for record in run.records]
-    errors = [record.error or "" for _, record in records]
-    if not records or not all(error.startswith(UNREACHABLE) for error in errors):
-        return None
-    where = ", ".join(f"{p} at {source.upstreams[p]}" for p in sorted({p for p, _ in records}))
+    where = ", ".join(f"{p} at {u}" for p, u in sorted({(p, u) for p, u, _ in reached}))
     reason = errors[0].removeprefix(UNREACHABLE).lstrip(": ")
     return (
         f"{UNREACHABLE} ({where}): {reason}; check the network and the base URL "
@@ -220,74 +236,119 @@ def unreachable(source: Source, runs: Iterable[CellRun]) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.commands.outputs import scope_of
+    from harness.shards import shard_of
     from harness.sources import sdk_environment
+    from harness.workers import Plan, open_source, outcomes_here, outcomes_in_workers
 
     started = time.time()
     apply_settings(args)  # [tool.harness] fills what the flags left out
     previous = load_previous(args)  # a bad --previous stops the run before any cell
+    if args.jobs < 1:
+        raise HarnessError(f"--jobs {args.jobs}: give 1 or more worker processes")
     scenarios = load_all(args.scenarios)
     models = parse_models(args.model)
+    if models and args.source == "cassette":
+        raise HarnessError(
+            "--model does not apply to --source cassette: a cassette replays the model it "
+            "was recorded with (re-record with `harness record --model ...`)"
+        )
     chosen = chosen_cells(scenarios, args.provider, args.stream)
     if not chosen:
         raise HarnessError(
             "no cell to run: the scenarios' providers/streaming and the "
             "--provider/--stream filters leave nothing"
         )
-    source = _make_source(args, scenarios, chosen, models)
-    with sdk_environment(source):  # before the loop's module is imported: it may build clients
-        try:
-            loop, name = loop_from_args(args)
-        except BaseException:
-            source.close()
-            raise
-        try:
-            return _run_all(args, chosen, source, loop, name, started, previous)
-        finally:
-            close_loop(loop)
-
-
-def _run_all(
-    args: argparse.Namespace,
-    chosen: list[Cell],
-    source: Source,
-    loop: Loop,
-    name: str,
-    started: float,
-    previous: Results | None,
-) -> int:
-    from harness.commands.table import print_progress, print_table
-    from harness.findings import Finding
-    from harness.results.build import Judged, judge, sort_findings
-    from harness.runner import run_cells
-
-    print(
-        f"harness run: {len(chosen)} cell(s), source {source.name}, loop {name}",
-        file=sys.stderr,
+    places: list[int] = []
+    shard = None
+    if args.shard is not None:
+        places, shard = shard_of(chosen, scenarios, args.shard)
+        if not places:
+            raise HarnessError(
+                f"--shard {args.shard}: no cell falls in this shard (the run has "
+                f"{len(chosen)}); use fewer shards"
+            )
+        chosen = [chosen[p - 1] for p in places]
+    scope = scope_of(args, scenarios, chosen)
+    run_ = Launch(
+        plan=Plan(
+            cells=tuple(chosen),
+            source=args.source,
+            cassettes=args.cassettes,
+            models=models,
+            strict=args.strict,
+            loop={"loop": args.loop, "exec": args.exec, "exec_timeout": args.exec_timeout},
+            places=tuple(places),
+        ),
+        loop=loop_name(args),
+        started=started,
+        previous=previous,
+        scope=scope,
+        shard=shard,
+        jobs=min(args.jobs, len(chosen)),
     )
-    results: list[tuple[CellRun, list[Finding]]] = []
-    judged: list[Judged] = []
+    if run_.jobs > 1:
+        return _run_all(args, run_, outcomes_in_workers(run_.plan, run_.jobs))
+    source = open_source(run_.plan)
     try:
-        for run_result in run_cells(chosen, source, loop):
-            cell = run_result.cell
-            own = source.findings(cell.scenario, cell.provider, cell.stream)
-            found = sort_findings(run_result, own, strict=args.strict)
-            print_progress(len(results) + 1, len(chosen), run_result, found.findings)
-            for warning in found.warnings:
-                print(f"    warning (fails with --strict): {warning.line()}", file=sys.stderr)
-            results.append((run_result, found.findings))
-            judged.append(judge(run_result, found.findings, found.drift))
+        with sdk_environment(source):  # before the loop's module is imported: it may build clients
+            loop, _ = loop_from_args(args)
+            try:
+                return _run_all(args, run_, outcomes_here(run_.plan, source, loop))
+            finally:
+                close_loop(loop)
     finally:
         source.close()
-    print_table(results)
-    failed = unreachable(source, (run_result for run_result, _ in results))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Launch:
+    """A run about to start: its cells and how they run, and what its report records."""
+
+    plan: Plan
+    loop: str
+    started: float
+    previous: Results | None
+    scope: Scope
+    shard: Shard | None
+    jobs: int
+
+
+def _run_all(args: argparse.Namespace, run_: Launch, outcomes: Iterator[Outcome]) -> int:
+    from harness.commands.table import print_progress_line, print_rows
+
+    plan = run_.plan
+    total = len(plan.cells)
+    how = f", {run_.jobs} worker processes" if run_.jobs > 1 else ""
+    part = (
+        f", shard {run_.shard.label} ({total} of {len(run_.shard.selection)})" if run_.shard else ""
+    )
+    print(
+        f"harness run: {total} cell(s){part}, source {plan.source}, loop {run_.loop}{how}",
+        file=sys.stderr,
+    )
+    done: list[Outcome] = []
+    for outcome in outcomes:
+        done.append(outcome)
+        result = outcome.result
+        print_progress_line(
+            len(done), total, result.id, outcome.verdict, result.timing.elapsed, outcome.details
+        )
+        for warning in outcome.warnings:
+            print(f"    warning (fails with --strict): {warning}", file=sys.stderr)
+    done.sort(key=lambda o: o.number)
+    print_rows([row for o in done for row in o.rows])
+    failed = unreachable_line([r for o in done for r in o.reached])
     if failed is not None:
         raise HarnessError(f"{failed}; no report written")
     publish(
         args,
-        judged,
-        source=source.name,
-        loop=name,
-        started=started,
-        previous=previous,
+        [o.result for o in done],
+        source=plan.source,
+        loop=run_.loop,
+        started=run_.started,
+        previous=run_.previous,
+        scope=run_.scope,
+        shard=run_.shard,
     )
-    return 1 if any(f for _, f in results) else 0
+    return 1 if any(o.result.verdict == "fail" for o in done) else 0

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
+from typing import TYPE_CHECKING
 
 from harness import __version__
 from harness.cassettes.replay import RULE_DRIFT, RULE_STREAM_MISMATCH
@@ -40,6 +41,9 @@ from harness.results.model import (
 from harness.results.transcript import call_records, exchange_record
 from harness.runner import CellRun, QueryRun
 from harness.tools import ToolRun
+
+if TYPE_CHECKING:
+    from harness.shards import Shard
 
 SDK_DISTRIBUTIONS = ("anthropic", "openai", "google-genai", "httpx2")
 # Findings that warn instead of failing the cell (unless --strict): drift from a recording, and
@@ -140,9 +144,17 @@ def sdk_versions() -> dict[str, str]:
 
 
 def run_meta(
-    *, source: str, loop: str, started: float, finished: float | None, argv: Sequence[str]
+    *,
+    source: str,
+    loop: str,
+    started: float,
+    finished: float | None,
+    argv: Sequence[str],
+    strict: bool = False,
+    shard: Shard | None = None,
 ) -> RunMeta:
-    """`started` / `finished` are `time.time()` values."""
+    """`started` / `finished` are `time.time()` values; `shard`: this run's part of a sharded
+    run (`harness run --shard K/N`)."""
     end = time.time() if finished is None else finished
     return RunMeta(
         harness_version=__version__,
@@ -154,6 +166,10 @@ def run_meta(
         finished=iso(end),
         elapsed=round(end - started, 3),
         argv=tuple(argv),
+        strict=strict,
+        shard=None if shard is None else shard.label,
+        selection=() if shard is None else shard.selection,
+        library="" if shard is None else shard.library,
     )
 
 
@@ -161,9 +177,16 @@ def build_results(
     judged: Iterable[Judged], *, meta: RunMeta, rules: Sequence[RuleInfo] = ()
 ) -> Results:
     """`rules`: the check catalogue (loop and provider rules); the harness groups are added."""
+    return results_of((cell_result(j) for j in judged), meta=meta, rules=rules)
+
+
+def results_of(
+    cells: Iterable[CellResult], *, meta: RunMeta, rules: Sequence[RuleInfo] = ()
+) -> Results:
+    """A results file of cells already built (`cell_result`), e.g. in worker processes."""
     known = {r.id for r in rules}
     catalogue = (*rules, *(g for g in HARNESS_GROUPS if g.id not in known))
-    return Results(run=meta, rules=catalogue, cells=tuple(cell_result(j) for j in judged))
+    return Results(run=meta, rules=catalogue, cells=tuple(cells))
 
 
 def judge(run: CellRun, findings: Sequence[Finding], drift: Sequence[Finding] = ()) -> Judged:

@@ -23,6 +23,19 @@ VERDICTS: tuple[Verdict, ...] = ("pass", "fail", "n/a")
 
 
 @dataclass(frozen=True, kw_only=True)
+class RunPart:
+    """One run merged into a results file (`harness report A B …`, or a partial run merged into
+    the full one): when it ran, how it was started, and how many of the cells are its."""
+
+    started: str
+    finished: str
+    elapsed: float
+    argv: tuple[str, ...]
+    shard: str | None
+    cells: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunMeta:
     harness_version: str
     sdk_versions: Mapping[str, str]  # distribution name -> version ("" when not installed)
@@ -33,6 +46,14 @@ class RunMeta:
     finished: str
     elapsed: float  # seconds
     argv: tuple[str, ...]
+    # `--shard K/N`: this run is shard "K/N" of `selection` (every cell id of the whole run, in
+    # run order), and `library` fingerprints the scenario files, so `harness report` merges
+    # only shards of one run of one library.
+    strict: bool = False  # --strict: drift from a recording failed cells
+    shard: str | None = None
+    selection: tuple[str, ...] = ()
+    library: str = ""
+    parts: tuple[RunPart, ...] = ()  # the runs a merged file was made of (empty: one run)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -21,7 +21,9 @@ def test_help_reads_well(capsys: pytest.CaptureFixture[str]) -> None:
         main(["report", "--help"])
     assert caught.value.code == 0
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal
-    assert out.startswith("usage: harness report [-h] [--html PATH] [--junit PATH] [--previous")
+    assert out.startswith(
+        "usage: harness report [-h] [--results PATH] [--html PATH] [--junit PATH] [--previous"
+    )
     for text in (
         "RESULTS",
         "self-contained",
