@@ -55,6 +55,7 @@ def scope_of(
 ) -> Scope:
     """`scenarios`: the ones loaded for this run; `chosen`: the cells it runs."""
     from harness.commands.common import DEFAULT_SCENARIO_DIR, chosen_cells, load_all
+    from harness.settings import load_settings
 
     ids = tuple(c.id for c in chosen)
     narrowed = args.scenarios or args.provider or args.stream or args.shard
@@ -62,7 +63,7 @@ def scope_of(
         return Scope(partial=False, full=ids)
     if not args.scenarios:
         return _scope(ids, chosen_cells(scenarios, None, None))
-    if not DEFAULT_SCENARIO_DIR.is_dir():
+    if not DEFAULT_SCENARIO_DIR.is_dir() and not load_settings().scenarios:
         return Scope(partial=bool(args.provider or args.stream or args.shard), full=ids)
     try:
         return _scope(ids, chosen_cells(load_all([]), None, None))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
-    from harness.commands.outputs import Scope
+    from harness.commands.outputs import Outputs, Scope
     from harness.results import CellResult, Results
     from harness.shards import Shard
 
@@ -165,6 +165,19 @@ def print_summary(results: Results, written: Sequence[Path]) -> None:
     sys.stdout.flush()
 
 
+def default_outputs() -> Outputs:
+    """Where a run writes when not told: `reports/`, or `[tool.harness]` reports."""
+    from harness.commands.outputs import Outputs
+    from harness.settings import load_settings
+
+    folder = load_settings().reports
+    if folder is None:
+        return Outputs(results=DEFAULT_RESULTS, html=DEFAULT_HTML, junit=DEFAULT_JUNIT)
+    paths = (str(folder / Path(p).name) for p in (DEFAULT_RESULTS, DEFAULT_HTML, DEFAULT_JUNIT))
+    results, html, junit = paths
+    return Outputs(results=results, html=html, junit=junit)
+
+
 def publish(
     args: argparse.Namespace,
     cells: Sequence[CellResult],
@@ -179,7 +192,7 @@ def publish(
 ) -> Results:
     """After `harness run`: write the results file, then every view of it, then the summary.
     A partial run goes where `harness.commands.outputs` decides, and says where."""
-    from harness.commands.outputs import Outputs, outputs_for
+    from harness.commands.outputs import outputs_for
     from harness.results import run_meta, write_results
     from harness.results.build import check_catalogue, results_of
     from harness.results.merge import merge_partial
@@ -194,8 +207,7 @@ def publish(
         shard=shard,
     )
     results = results_of(cells, meta=meta, rules=check_catalogue())
-    defaults = Outputs(results=DEFAULT_RESULTS, html=DEFAULT_HTML, junit=DEFAULT_JUNIT)
-    outputs = outputs_for(args, defaults, scope, shard, results)
+    outputs = outputs_for(args, default_outputs(), scope, shard, results)
     if outputs.merge_into is not None:
         results = merge_partial(outputs.merge_into, results)
     written = [write_results(results, outputs.results)]

@@ -111,3 +111,27 @@ def test_a_shard_writes_its_own_folder_and_given_paths_are_used_as_given(
     assert "partial run" not in capsys.readouterr().out
     assert len(cell_ids("mine/r.json")) == 4
     assert not (project / "reports" / "partial").exists()
+
+
+def test_the_projects_report_folder_and_scenario_folder_count_as_the_defaults(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """[tool.harness] `reports` and `scenarios` are the project's defaults: a partial run
+    merges into the full run there (never overwrites it), and a run naming one file of the
+    settings' scenario folder is partial even without ./scenarios."""
+    (project / "scenarios").rename(project / "library")
+    (project / "pyproject.toml").write_text(
+        '[tool.harness]\nreports = "out"\nscenarios = ["library"]\n'
+    )
+    assert main(["run"]) == 0
+    full = cell_ids("out/results.json")
+    assert len(full) == 12 and not (project / "reports").exists()
+    capsys.readouterr()
+
+    assert main(["run", "--provider", "gemini"]) == 0
+    assert "partial run (4 of 12 cells): merged into out/results.json" in capsys.readouterr().out
+    assert cell_ids("out/results.json") == full
+
+    assert main(["run", "library/one_tool_then_answer.yaml"]) == 0
+    assert "partial run (6 of 12 cells): merged into out/results.json" in capsys.readouterr().out
+    assert cell_ids("out/results.json") == full
