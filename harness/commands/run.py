@@ -222,13 +222,20 @@ def unreachable(source: Source, runs: Iterable[CellRun]) -> str | None:
     return unreachable_line([r for run in runs for r in reached_by(source, run)])
 
 
-def unreachable_line(reached: Sequence[Reach]) -> str | None:
-    """`unreachable` from each live exchange's provider, upstream and error."""
-    errors = [error or "" for _, _, error in reached]
-    if not reached or not all(error.startswith(UNREACHABLE) for error in errors):
+def unreachable_line(reached: Sequence[Reach], everything: bool = True) -> str | None:
+    """`unreachable` from each live exchange's provider, upstream and error: when every
+    exchange failed to reach its API, or (`everything` False) every exchange of some provider —
+    its cells were never judged, which is a harness or input problem too."""
+    down = [
+        provider
+        for provider in sorted({p for p, _, _ in reached})
+        if all((e or "").startswith(UNREACHABLE) for p, _, e in reached if p == provider)
+    ]
+    if not down or (everything and len(down) < len({p for p, _, _ in reached})):
         return None
-    where = ", ".join(f"{p} at {u}" for p, u in sorted({(p, u) for p, u, _ in reached}))
-    reason = errors[0].removeprefix(UNREACHABLE).lstrip(": ")
+    failed = [(p, u, e or "") for p, u, e in reached if p in down]
+    where = ", ".join(f"{p} at {u}" for p, u in sorted({(p, u) for p, u, _ in failed}))
+    reason = failed[0][2].removeprefix(UNREACHABLE).lstrip(": ")
     return (
         f"{UNREACHABLE} ({where}): {reason}; check the network and the base URL "
         "(ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL)"
@@ -338,7 +345,8 @@ def _run_all(args: argparse.Namespace, run_: Launch, outcomes: Iterator[Outcome]
             print(f"    warning (fails with --strict): {warning}", file=sys.stderr)
     done.sort(key=lambda o: o.number)
     print_rows([row for o in done for row in o.rows])
-    failed = unreachable_line([r for o in done for r in o.reached])
+    reached = [r for o in done for r in o.reached]
+    failed = unreachable_line(reached)
     if failed is not None:
         raise HarnessError(f"{failed}; no report written")
     publish(
@@ -351,4 +359,11 @@ def _run_all(args: argparse.Namespace, run_: Launch, outcomes: Iterator[Outcome]
         scope=run_.scope,
         shard=run_.shard,
     )
+    partly = unreachable_line(reached, everything=False)
+    if partly is not None:  # the other providers' cells are in the report
+        print(
+            f"harness run: error: {partly}; the report holds the other providers' cells",
+            file=sys.stderr,
+        )
+        return 2
     return 1 if any(o.result.verdict == "fail" for o in done) else 0

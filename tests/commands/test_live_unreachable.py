@@ -78,3 +78,24 @@ def test_live_run_that_reaches_its_api_is_judged_as_usual(
     assert main(["run", "--source", "live", *ONE_CELL, *outputs(tmp_path)]) == 0
     assert "could not be reached" not in capsys.readouterr().err
     assert (tmp_path / "reports" / "results.json").is_file()
+
+
+def test_one_provider_unreachable_among_others_exits_2_with_the_others_judged(
+    nowhere: str,
+    emulator: Emulator,
+    run_id: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv(
+        "OPENAI_BASE_URL", emulator.base_urls("answer_without_tools", run_id)["openai"]
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-" + "Fake0Key1" * 6)
+    argv = ["run", "--source", "live", "--provider", "anthropic", "--provider", "openai"]
+    assert main([*argv, "--stream", "off", ANSWER, *outputs(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    _one_line(err, "run", nowhere)
+    assert "openai at" not in err and "the report holds the other providers' cells" in err
+    cells = (tmp_path / "reports" / "results.json").read_text()
+    assert "answer_without_tools[openai]" in cells
