@@ -22,11 +22,22 @@ Configurations:
   the one closing call: the same agent cloned with the step-limit instruction and
   `tool_choice="none"`, tools still declared.
 
+Measured on openai-agents 0.24.0 (tests/frameworks/test_openai_agents.py):
+- `defaults` runs one turn's tools at the same time (L4) and, on OpenAI, leaves `store` unset
+  and asks for no encrypted reasoning (L10); at the budget it runs the pending tools, the
+  pending write too, and raises (L3, L11, L12, L15).
+- `conforming` has no finding on the scenarios that end before the budget on OpenAI, and the
+  same limit findings as `defaults`; `wrapped` has none at all on OpenAI.
+- Through LitellmModel (Anthropic, Gemini) one parallel turn is resent as one assistant message
+  per call, each followed by its result (L5): `LitellmModel._fix_tool_message_ordering` does
+  it for every model named anthropic/claude/gemini, and no setting turns it off.
+
 Run one: `harness run --source scripted --loop examples.frameworks.openai_agents_agent:wrapped`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Mapping
@@ -202,7 +213,9 @@ def _tool(spec: Any, spent: Any) -> Any:
         if spent():
             return NOT_EXECUTED_RESULT
         try:
-            return str(spec(json.loads(arguments or "{}")))
+            # A blocking tool goes to a thread, as the SDK's own @function_tool runs a sync
+            # function (agents/tool.py: `await asyncio.to_thread(the_func, ...)`).
+            return str(await asyncio.to_thread(spec, json.loads(arguments or "{}")))
         except ToolError as exc:
             return str(exc)
 

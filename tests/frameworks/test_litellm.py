@@ -1,0 +1,158 @@
+"""The litellm loop on the scripted source: what conforms, and exactly which rules the docs'
+loop breaks — measured on litellm 1.110.2 against the three native APIs. A litellm upgrade that
+changes behaviour fails here with the cell and its findings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+from itertools import count
+from pathlib import Path
+
+import pytest
+
+from harness.chat import UserMessage
+from harness.findings import Finding
+from harness.loop import LoopCall, LoopResult
+from harness.outcome import cell_findings
+from harness.runner import Cell, CellRun, load_loop, run_cell
+from harness.scenario import load_scenario
+from harness.scenario.model import Provider
+from harness.sources import ScriptedSource
+from tests.checks.support import explain
+
+pytest.importorskip("litellm", reason="the frameworks extra is not installed")
+
+from examples.frameworks import litellm_agent
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSWERED = ("one_tool_then_answer", "parallel_requests_one_turn", "three_round_chain")
+LIMITS = (
+    "limit_reached_pending_write",
+    "limit_reached_pending_read",
+    "limit_reached_parallel_pending",
+)
+PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "gemini")
+
+# Sent through litellm's Responses bridge, no `store` and no `include` unless the loop asks.
+STATEFUL = frozenset({"openai.store_false", "openai.reasoning_requested"})
+# The docs' loop with a max-steps count: the last turn's tools run (the pending write too), no
+# closing call follows, and the last reply's interim text ("Saving your goal now.") is shown.
+RAN_PENDING_SHOWED_INTERIM = frozenset(
+    {"L1", "L3", "L11", "L12", "L14", "L15", "expect.ending", "expect.rounds", "expect.tools"}
+)
+PENDING_MUST_NOT_RUN = frozenset({"limit_reached_pending_write", "limit_reached_parallel_pending"})
+
+
+def expected(config: str, provider: Provider, scenario: str) -> frozenset[str]:
+    """The rules a cell breaks, as measured; empty means the cell conforms."""
+    if config == "conforming":
+        return frozenset()
+    rules = set(STATEFUL if provider == "openai" else ())
+    if scenario in LIMITS:
+        rules |= RAN_PENDING_SHOWED_INTERIM
+        if scenario in PENDING_MUST_NOT_RUN:
+            rules.add("expect.not_run")
+    return frozenset(rules)
+
+
+SCENARIOS = {n: load_scenario(ROOT / "scenarios" / f"{n}.yaml") for n in ANSWERED + LIMITS}
+RUNS = count(1)
+_source: list[ScriptedSource] = []
+
+
+def source() -> ScriptedSource:
+    if not _source:
+        _source.append(ScriptedSource(SCENARIOS.values(), {}))
+    return _source[0]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_source() -> Iterator[None]:
+    yield
+    while _source:
+        _source.pop().close()
+    ran.cache_clear()
+
+
+@cache
+def ran(
+    config: str, provider: Provider, scenario: str, stream: bool
+) -> tuple[CellRun, tuple[Finding, ...]]:
+    loop = load_loop(f"examples.frameworks.litellm_agent:{config}")
+    cell = Cell(scenario=SCENARIOS[scenario], provider=provider, stream=stream)
+    run = run_cell(cell, source(), loop, run_id=f"litellm-{next(RUNS)}-{provider}")
+    return run, tuple(cell_findings(run))
+
+
+def _cells() -> Iterator[pytest.ParameterSet]:
+    for config in litellm_agent.FRAMEWORK.configs:
+        for provider in config.providers:
+            for scenario in ANSWERED + LIMITS:
+                for stream in (False, True):
+                    suffix = "-stream" if stream else ""
+                    yield pytest.param(
+                        config.name,
+                        provider,
+                        scenario,
+                        stream,
+                        id=f"{config.name}-{provider}-{scenario}{suffix}",
+                    )
+
+
+@pytest.mark.parametrize(("config", "provider", "scenario", "stream"), list(_cells()))
+def test_each_cell_breaks_exactly_the_measured_rules(
+    config: str, provider: Provider, scenario: str, stream: bool
+) -> None:
+    _, found = ran(config, provider, scenario, stream)
+    assert {f.rule for f in found} == expected(config, provider, scenario), explain(list(found))
+
+
+def test_defaults_run_the_pending_write_and_show_the_interim_text() -> None:
+    run, _ = ran("defaults", "anthropic", "limit_reached_pending_write", False)
+    (query,) = run.queries
+    assert [t.name for t in query.tool_runs] == ["get_personal_record", "save_goal"]
+    assert query.error is None and query.answer == "Saving your goal now."
+
+
+def test_conforming_answers_the_pending_write_and_closes_with_text() -> None:
+    run, found = ran("conforming", "gemini", "limit_reached_pending_write", False)
+    (query,) = run.queries
+    assert [t.name for t in query.tool_runs] == ["get_personal_record"]
+    assert query.error is None and "step limit" in query.answer
+    assert not found, explain(list(found))
+
+
+def _gemini_at_the_bare_base_url(call: LoopCall) -> LoopResult:
+    """What the gemini/ route does with google-genai's base URL, without the adapter's fix."""
+    import litellm
+
+    chat = (*call.history, UserMessage(text=call.message))
+    try:
+        litellm.completion(
+            model=f"gemini/{call.model}",
+            messages=[{"role": "user", "content": call.message}],
+            api_base=call.base_url,
+            api_key=call.api_key,
+        )
+    except Exception as exc:
+        return LoopResult(answer="", chat=chat, error=str(exc))
+    return LoopResult(answer="reached", chat=chat)
+
+
+def test_the_gemini_route_needs_the_api_version_in_api_base() -> None:
+    cell = Cell(scenario=SCENARIOS["one_tool_then_answer"], provider="gemini", stream=False)
+    bare = run_cell(cell, source(), _gemini_at_the_bare_base_url, run_id="litellm-bare")
+    (query,) = bare.queries
+    assert query.error is not None and "no API at POST /models/" in query.error
+    fixed, found = ran("conforming", "gemini", "one_tool_then_answer", False)
+    assert fixed.queries[0].error is None and not found, explain(list(found))
+
+
+def test_the_framework_declares_every_provider_and_its_traps() -> None:
+    framework = litellm_agent.FRAMEWORK
+    assert [c.name for c in framework.configs] == ["defaults", "conforming"]
+    assert all(set(c.providers) == set(PROVIDERS) for c in framework.configs)
+    assert any("LITELLM_LOCAL_MODEL_COST_MAP" in trap for trap in framework.traps)
+    for config in framework.configs:
+        assert callable(load_loop(config.loop))
