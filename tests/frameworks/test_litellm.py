@@ -4,7 +4,10 @@ changes behaviour fails here with the cell and its findings."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from functools import cache
 from itertools import count
 from pathlib import Path
@@ -156,3 +159,61 @@ def test_the_framework_declares_every_provider_and_its_traps() -> None:
     assert any("LITELLM_LOCAL_MODEL_COST_MAP" in trap for trap in framework.traps)
     for config in framework.configs:
         assert callable(load_loop(config.loop))
+
+
+# Every host name the child looks up is refused, so nothing leaves the machine; the names it
+# tried are what it prints.
+IMPORT_PROBE = """
+import socket
+tried = []
+def refuse(host, *args, **kwargs):
+    tried.append(host)
+    raise OSError("no network in tests")
+socket.getaddrinfo = refuse
+import litellm
+print(sorted(set(tried)))
+"""
+
+
+@pytest.mark.parametrize(
+    ("local", "hosts"), [(None, "['raw.githubusercontent.com']"), ("True", "[]")]
+)
+def test_importing_litellm_fetches_the_cost_map_unless_local(local: str | None, hosts: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    if local is not None:
+        env["LITELLM_LOCAL_MODEL_COST_MAP"] = local
+    child = subprocess.run(
+        [sys.executable, "-c", IMPORT_PROBE], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert child.stdout.strip().splitlines()[-1] == hosts, child.stderr
+
+
+def _with_openai_client_only(route: str) -> Callable[[LoopCall], LoopResult]:
+    """litellm given the cell's OpenAI client and no api_base."""
+
+    def loop(call: LoopCall) -> LoopResult:
+        import litellm
+
+        reply = litellm.completion(
+            model=route + call.model,
+            messages=[{"role": "user", "content": call.message}],
+            client=call.client,
+            api_key=call.api_key,
+        )
+        chat = (*call.history, UserMessage(text=call.message))
+        return LoopResult(answer=reply.choices[0].message.content or "", chat=chat)
+
+    return loop
+
+
+@pytest.mark.parametrize("route", ["openai/", "openai/responses/"])
+def test_a_passed_openai_client_is_used_without_api_base(
+    route: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The older claim — litellm ignores a passed client unless api_base is given — does not
+    hold on 1.110.2 for these routes: the request reaches the client's base URL, even with
+    OPENAI_BASE_URL naming another (a closed port)."""
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    cell = Cell(scenario=SCENARIOS["one_tool_then_answer"], provider="openai", stream=False)
+    run = run_cell(cell, source(), _with_openai_client_only(route), run_id=f"client-{len(route)}")
+    assert run.exchanges and run.queries[0].error is None, run.queries[0].error

@@ -6,6 +6,9 @@ behaviour fails here with the cell and its findings."""
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Awaitable, Iterator, Mapping
 from dataclasses import replace
@@ -191,3 +194,33 @@ def test_the_adapter_touches_no_private_attribute(module: ModuleType) -> None:
         and not node.attr.startswith("__")
     ]
     assert not private
+
+
+# Every host name the child looks up is refused, so nothing leaves the machine; the names it
+# tried are what it prints.
+TRACE_PROBE = """
+import socket
+tried = []
+def refuse(host, *args, **kwargs):
+    tried.append(host)
+    raise OSError("no network in tests")
+socket.getaddrinfo = refuse
+from agents import trace
+from agents.tracing import get_trace_provider
+with trace("probe"):
+    pass
+get_trace_provider().force_flush()
+print(sorted(set(tried)))
+"""
+
+
+@pytest.mark.parametrize(("disable", "hosts"), [(None, "['api.openai.com']"), ("1", "[]")])
+def test_tracing_exports_to_openai_unless_disabled(disable: str | None, hosts: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_AGENTS_DISABLE_TRACING"}
+    env["OPENAI_API_KEY"] = "sk-dummy"
+    if disable is not None:
+        env["OPENAI_AGENTS_DISABLE_TRACING"] = disable
+    child = subprocess.run(
+        [sys.executable, "-c", TRACE_PROBE], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert child.stdout.strip().splitlines()[-1] == hosts, child.stderr
