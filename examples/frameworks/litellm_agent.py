@@ -51,6 +51,12 @@ ROUTE = {"anthropic": "anthropic/", "openai": "openai/responses/", "gemini": "ge
 # URL is the API root and adds the version itself: without this the emulator answers 404
 # "no API at POST /models/<model>:generateContent".
 GEMINI_API_VERSION = "/v1beta"
+# litellm hides Gemini's thought signature in the tool call id it returns,
+# `<id>__thought__<signature>` (litellm_core_utils/prompt_templates/factory.py,
+# THOUGHT_SIGNATURE_SEPARATOR), and splits it off again when the id is sent back. The chat
+# saves the provider's id; the signature is resent within the query (the active turn, where
+# Gemini needs it) from the messages as litellm returned them.
+SIGNATURE_IN_ID = "__thought__"
 
 FRAMEWORK = Framework(
     name="litellm",
@@ -77,6 +83,8 @@ FRAMEWORK = Framework(
         "google-genai style base URL needs '/v1beta' added.",
         "The openai/ route calls Chat Completions; the Responses API needs the "
         "openai/responses/ model prefix.",
+        "On Gemini litellm returns each tool call id as <id>__thought__<signature>: save the "
+        "id before '__thought__' in the chat, or the saved chat holds ids the API never gave.",
         "litellm builds its own HTTP clients (httpx for sync calls, aiohttp for async ones): "
         "pass api_base/api_key on every call, a client of the app is not used.",
     ),
@@ -120,7 +128,8 @@ def _loop(call: LoopCall, setup: Setup) -> tuple[str, list[Message]]:
         for tool_call in calls:
             name, content = _result(call, tool_call, spent)
             messages.append({"role": "tool", "tool_call_id": tool_call["id"], "content": content})
-            steps.append(ToolMessage(call_id=tool_call["id"], name=name, content=content))
+            saved_id = provider_id(tool_call["id"])
+            steps.append(ToolMessage(call_id=saved_id, name=name, content=content))
     if not setup.rules:  # the steps ran out: the last reply is all the app has
         return reply.get("content") or "", steps
     messages[0] = {"role": "system", "content": closing_system(call.system)}  # L13
@@ -158,6 +167,11 @@ def litellm_route(call: LoopCall) -> tuple[str, str]:
     return ROUTE[call.provider] + call.model, api_base
 
 
+def provider_id(call_id: str) -> str:
+    """The provider's tool call id, without the signature litellm appends on Gemini."""
+    return call_id.split(SIGNATURE_IN_ID, 1)[0]
+
+
 def _tool(spec: Any) -> dict[str, Any]:
     """The ToolSpec in Chat Completions' shape, its JSON schema passed through."""
     return {
@@ -187,7 +201,7 @@ def _result(call: LoopCall, tool_call: Mapping[str, Any], spent: bool) -> tuple[
 def _turn(reply: Mapping[str, Any]) -> AssistantMessage:
     calls = tuple(
         ToolCall(
-            id=c["id"],
+            id=provider_id(c["id"]),
             name=c["function"]["name"],
             arguments=json.loads(c["function"].get("arguments") or "{}"),
         )

@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from examples.frameworks.base import Config, Framework
-from examples.frameworks.litellm_agent import litellm_route
+from examples.frameworks.litellm_agent import litellm_route, provider_id
 from harness.chat import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from harness.loop import LoopCall, LoopResult, ToolError
 from harness.loop.adapters.openai import saved_to_openai
@@ -278,7 +278,7 @@ def _chat_from_items(items: list[Any]) -> list[Message]:
             names[item["call_id"]] = item["name"]
             calls.append(
                 ToolCall(
-                    id=item["call_id"],
+                    id=provider_id(item["call_id"]),
                     name=item["name"],
                     arguments=json.loads(item.get("arguments") or "{}"),
                 )
@@ -290,7 +290,7 @@ def _chat_from_items(items: list[Any]) -> list[Message]:
             output = item["output"]
             chat.append(
                 ToolMessage(
-                    call_id=item["call_id"],
+                    call_id=provider_id(item["call_id"]),
                     name=names.get(item["call_id"], ""),
                     content=output if isinstance(output, str) else json.dumps(output),
                 )
