@@ -4,37 +4,33 @@ changes behaviour fails here with the cell and its findings."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
-from functools import cache
-from itertools import count
-from pathlib import Path
 
 import pytest
 
 from harness.chat import UserMessage
 from harness.findings import Finding
 from harness.loop import LoopCall, LoopResult
-from harness.outcome import cell_findings
 from harness.runner import Cell, CellRun, load_loop, run_cell
-from harness.scenario import load_scenario
 from harness.scenario.model import Provider
-from harness.sources import ScriptedSource
 from tests.checks.support import explain
+from tests.frameworks import scripted
+from tests.frameworks.scripted import (
+    LIMITS,
+    PENDING_MUST_NOT_RUN,
+    SCENARIOS,
+    cells,
+    close_source,
+    host_lookups,
+    source,
+)
+
+Ran = tuple[CellRun, tuple[Finding, ...]]
 
 pytest.importorskip("litellm", reason="the frameworks extra is not installed")
 
-from examples.frameworks import litellm_agent
+from examples.frameworks import litellm_agent  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-ANSWERED = ("one_tool_then_answer", "parallel_requests_one_turn", "three_round_chain")
-LIMITS = (
-    "limit_reached_pending_write",
-    "limit_reached_pending_read",
-    "limit_reached_parallel_pending",
-)
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "gemini")
 
 # Sent through litellm's Responses bridge, no `store` and no `include` unless the loop asks.
@@ -44,7 +40,6 @@ STATEFUL = frozenset({"openai.store_false", "openai.reasoning_requested"})
 RAN_PENDING_SHOWED_INTERIM = frozenset(
     {"L1", "L3", "L11", "L12", "L14", "L15", "expect.ending", "expect.rounds", "expect.tools"}
 )
-PENDING_MUST_NOT_RUN = frozenset({"limit_reached_pending_write", "limit_reached_parallel_pending"})
 
 
 def expected(config: str, provider: Provider, scenario: str) -> frozenset[str]:
@@ -59,51 +54,22 @@ def expected(config: str, provider: Provider, scenario: str) -> frozenset[str]:
     return frozenset(rules)
 
 
-SCENARIOS = {n: load_scenario(ROOT / "scenarios" / f"{n}.yaml") for n in ANSWERED + LIMITS}
-RUNS = count(1)
-_source: list[ScriptedSource] = []
-
-
-def source() -> ScriptedSource:
-    if not _source:
-        _source.append(ScriptedSource(SCENARIOS.values(), {}))
-    return _source[0]
+LOOP = "examples.frameworks.litellm_agent:{}"
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _close_source() -> Iterator[None]:
     yield
-    while _source:
-        _source.pop().close()
-    ran.cache_clear()
+    close_source()
 
 
-@cache
-def ran(
-    config: str, provider: Provider, scenario: str, stream: bool
-) -> tuple[CellRun, tuple[Finding, ...]]:
-    loop = load_loop(f"examples.frameworks.litellm_agent:{config}")
-    cell = Cell(scenario=SCENARIOS[scenario], provider=provider, stream=stream)
-    run = run_cell(cell, source(), loop, run_id=f"litellm-{next(RUNS)}-{provider}")
-    return run, tuple(cell_findings(run))
+def ran(config: str, provider: Provider, scenario: str, stream: bool = False) -> Ran:
+    return scripted.ran(LOOP.format(config), provider, scenario, stream)
 
 
-def _cells() -> Iterator[pytest.ParameterSet]:
-    for config in litellm_agent.FRAMEWORK.configs:
-        for provider in config.providers:
-            for scenario in ANSWERED + LIMITS:
-                for stream in (False, True):
-                    suffix = "-stream" if stream else ""
-                    yield pytest.param(
-                        config.name,
-                        provider,
-                        scenario,
-                        stream,
-                        id=f"{config.name}-{provider}-{scenario}{suffix}",
-                    )
-
-
-@pytest.mark.parametrize(("config", "provider", "scenario", "stream"), list(_cells()))
+@pytest.mark.parametrize(
+    ("config", "provider", "scenario", "stream"), list(cells(litellm_agent.FRAMEWORK))
+)
 def test_each_cell_breaks_exactly_the_measured_rules(
     config: str, provider: Provider, scenario: str, stream: bool
 ) -> None:
@@ -161,31 +127,11 @@ def test_the_framework_declares_every_provider_and_its_traps() -> None:
         assert callable(load_loop(config.loop))
 
 
-# Every host name the child looks up is refused, so nothing leaves the machine; the names it
-# tried are what it prints.
-IMPORT_PROBE = """
-import socket
-tried = []
-def refuse(host, *args, **kwargs):
-    tried.append(host)
-    raise OSError("no network in tests")
-socket.getaddrinfo = refuse
-import litellm
-print(sorted(set(tried)))
-"""
-
-
-@pytest.mark.parametrize(
-    ("local", "hosts"), [(None, "['raw.githubusercontent.com']"), ("True", "[]")]
-)
-def test_importing_litellm_fetches_the_cost_map_unless_local(local: str | None, hosts: str) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
-    if local is not None:
-        env["LITELLM_LOCAL_MODEL_COST_MAP"] = local
-    child = subprocess.run(
-        [sys.executable, "-c", IMPORT_PROBE], env=env, capture_output=True, text=True, timeout=120
-    )
-    assert child.stdout.strip().splitlines()[-1] == hosts, child.stderr
+@pytest.mark.parametrize(("local", "hosts"), [(None, ["raw.githubusercontent.com"]), ("True", [])])
+def test_importing_litellm_fetches_the_cost_map_unless_local(
+    local: str | None, hosts: list[str]
+) -> None:
+    assert host_lookups("import litellm", {"LITELLM_LOCAL_MODEL_COST_MAP": local}) == hosts
 
 
 def _with_openai_client_only(route: str) -> Callable[[LoopCall], LoopResult]:

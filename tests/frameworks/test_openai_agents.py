@@ -6,14 +6,9 @@ behaviour fails here with the cell and its findings."""
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
-import sys
 import threading
 from collections.abc import Awaitable, Iterator, Mapping
 from dataclasses import replace
-from functools import cache
-from itertools import count
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -22,24 +17,26 @@ import pytest
 
 from harness.findings import Finding
 from harness.loop import LoopCall, LoopResult, ToolSpec
-from harness.outcome import cell_findings
 from harness.runner import Cell, CellRun, load_loop, run_cell
-from harness.scenario import load_scenario
 from harness.scenario.model import Provider
-from harness.sources import ScriptedSource
 from tests.checks.support import explain
+from tests.frameworks import scripted
+from tests.frameworks.scripted import (
+    LIMITS,
+    PENDING_MUST_NOT_RUN,
+    SCENARIOS,
+    cells,
+    close_source,
+    host_lookups,
+    source,
+)
+
+Ran = tuple[CellRun, tuple[Finding, ...]]
 
 pytest.importorskip("agents", reason="the frameworks extra is not installed")
 
-from examples.frameworks import litellm_agent, openai_agents_agent
+from examples.frameworks import litellm_agent, openai_agents_agent  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-ANSWERED = ("one_tool_then_answer", "parallel_requests_one_turn", "three_round_chain")
-LIMITS = (
-    "limit_reached_pending_write",
-    "limit_reached_pending_read",
-    "limit_reached_parallel_pending",
-)
 PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "gemini")
 
 # store unset and no encrypted reasoning asked for (L10), the SDK's OpenAI defaults.
@@ -49,7 +46,6 @@ STATEFUL = frozenset({"openai.store_false", "openai.reasoning_requested"})
 RAN_PENDING_THEN_RAISED = frozenset(
     {"L1", "L3", "L11", "L12", "L15", "expect.ending", "expect.rounds", "expect.tools"}
 )
-PENDING_MUST_NOT_RUN = frozenset({"limit_reached_pending_write", "limit_reached_parallel_pending"})
 # LitellmModel._fix_tool_message_ordering (agents/extensions/models/litellm_model.py) resends
 # one parallel turn as one assistant message per call, each followed by its result (L5); the
 # script then sees more model turns than it has (script.exhausted).
@@ -81,51 +77,22 @@ def expected(config: str, provider: Provider, scenario: str) -> frozenset[str]:
     return frozenset(rules)
 
 
-SCENARIOS = {n: load_scenario(ROOT / "scenarios" / f"{n}.yaml") for n in ANSWERED + LIMITS}
-RUNS = count(1)
-_source: list[ScriptedSource] = []
-
-
-def source() -> ScriptedSource:
-    if not _source:
-        _source.append(ScriptedSource(SCENARIOS.values(), {}))
-    return _source[0]
+LOOP = "examples.frameworks.openai_agents_agent:{}"
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _close_source() -> Iterator[None]:
     yield
-    while _source:
-        _source.pop().close()
-    ran.cache_clear()
+    close_source()
 
 
-@cache
-def ran(
-    config: str, provider: Provider, scenario: str, stream: bool
-) -> tuple[CellRun, tuple[Finding, ...]]:
-    loop = load_loop(f"examples.frameworks.openai_agents_agent:{config}")
-    cell = Cell(scenario=SCENARIOS[scenario], provider=provider, stream=stream)
-    run = run_cell(cell, source(), loop, run_id=f"agents-{next(RUNS)}-{provider}")
-    return run, tuple(cell_findings(run))
+def ran(config: str, provider: Provider, scenario: str, stream: bool = False) -> Ran:
+    return scripted.ran(LOOP.format(config), provider, scenario, stream)
 
 
-def _cells() -> Iterator[pytest.ParameterSet]:
-    for config in openai_agents_agent.FRAMEWORK.configs:
-        for provider in config.providers:
-            for scenario in ANSWERED + LIMITS:
-                for stream in (False, True):
-                    suffix = "-stream" if stream else ""
-                    yield pytest.param(
-                        config.name,
-                        provider,
-                        scenario,
-                        stream,
-                        id=f"{config.name}-{provider}-{scenario}{suffix}",
-                    )
-
-
-@pytest.mark.parametrize(("config", "provider", "scenario", "stream"), list(_cells()))
+@pytest.mark.parametrize(
+    ("config", "provider", "scenario", "stream"), list(cells(openai_agents_agent.FRAMEWORK))
+)
 def test_each_cell_breaks_exactly_the_measured_rules(
     config: str, provider: Provider, scenario: str, stream: bool
 ) -> None:
@@ -196,31 +163,16 @@ def test_the_adapter_touches_no_private_attribute(module: ModuleType) -> None:
     assert not private
 
 
-# Every host name the child looks up is refused, so nothing leaves the machine; the names it
-# tried are what it prints.
-TRACE_PROBE = """
-import socket
-tried = []
-def refuse(host, *args, **kwargs):
-    tried.append(host)
-    raise OSError("no network in tests")
-socket.getaddrinfo = refuse
+TRACE = """
 from agents import trace
 from agents.tracing import get_trace_provider
 with trace("probe"):
     pass
 get_trace_provider().force_flush()
-print(sorted(set(tried)))
 """
 
 
-@pytest.mark.parametrize(("disable", "hosts"), [(None, "['api.openai.com']"), ("1", "[]")])
-def test_tracing_exports_to_openai_unless_disabled(disable: str | None, hosts: str) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_AGENTS_DISABLE_TRACING"}
-    env["OPENAI_API_KEY"] = "sk-dummy"
-    if disable is not None:
-        env["OPENAI_AGENTS_DISABLE_TRACING"] = disable
-    child = subprocess.run(
-        [sys.executable, "-c", TRACE_PROBE], env=env, capture_output=True, text=True, timeout=120
-    )
-    assert child.stdout.strip().splitlines()[-1] == hosts, child.stderr
+@pytest.mark.parametrize(("disable", "hosts"), [(None, ["api.openai.com"]), ("1", [])])
+def test_tracing_exports_to_openai_unless_disabled(disable: str | None, hosts: list[str]) -> None:
+    env = {"OPENAI_AGENTS_DISABLE_TRACING": disable, "OPENAI_API_KEY": "sk-dummy"}
+    assert host_lookups(TRACE, env) == hosts
