@@ -16,6 +16,14 @@ Configurations:
   step-limit instruction in the system message and `tool_choice="none"` (tools still
   declared); on OpenAI `store=False` and the encrypted reasoning asked for (L10).
 
+Measured on litellm 1.110.2 (tests/frameworks/test_litellm.py): `conforming` has no finding
+on the six CI scenarios on any provider, JSON or stream; `defaults` at the budget runs the
+pending tools (the pending write too) and shows the last interim text as the answer (L3, L11,
+L12, L14, L15), and on OpenAI sends neither `store` nor `include` (L10). Not done here: Gemini
+trimming by request size (L9). On Gemini litellm sends a saved call without a signature with
+the placeholder signature `skip_thought_signature_validator` (base64), and a JSON tool result
+as a parsed object in `functionResponse.response`.
+
 Run one: `harness run --source scripted --loop examples.frameworks.litellm_agent:conforming`.
 """
 
