@@ -137,7 +137,7 @@ def _loop(call: LoopCall, setup: Setup) -> tuple[str, list[Message]]:
             name, content = _result(call, tool_call, spent)
             messages.append({"role": "tool", "tool_call_id": tool_call["id"], "content": content})
             saved_id = provider_id(tool_call["id"])
-            steps.append(ToolMessage(call_id=saved_id, name=name, content=content))
+            steps.append(ToolMessage(call_id=saved_id, name=name, content=content, is_error=spent))
     if not setup.rules:  # the steps ran out: the last reply is all the app has
         return reply.get("content") or "", steps
     messages[0] = {"role": "system", "content": closing_system(call.system)}  # L13

@@ -4,8 +4,10 @@ What a user of the SDK writes: an `Agent` with the query's tools, run by `Runner
 `Runner.run_streamed`) with `max_turns` from the round budget. One SDK turn is one model call,
 so a budget of R tool rounds is `max_turns=R + 1` (L3: at most R + 1 ordinary calls).
 
-Providers: OpenAI through the SDK's own Responses model (`OpenAIResponsesModel` on an
-`AsyncOpenAI` at `call.base_url`); Anthropic and Gemini through the SDK's LiteLLM extension
+Providers: OpenAI through the SDK's own Responses model (`OpenAIResponsesModel` on the cell's
+`call.async_client`; an `AsyncOpenAI` built per query must be closed before its event loop
+ends, or its transport is closed later on a dead loop: "Event loop is closed"); Anthropic and
+Gemini through the SDK's LiteLLM extension
 (`agents.extensions.models.litellm_model.LitellmModel`), which reaches their native APIs.
 
 Configurations:
@@ -105,14 +107,12 @@ class Setup:
 
     settings: Mapping[str, Any]  # ModelSettings fields
     sequential: bool = False  # max_function_tool_concurrency=1
+    stateless: bool = False  # OpenAI: store=False and the encrypted reasoning (L10)
     wrapped: bool = False  # L11-L13 around the SDK
 
 
 DEFAULTS = Setup(settings={})
-CONFORMING = Setup(
-    settings={"parallel_tool_calls": False},
-    sequential=True,
-)
+CONFORMING = Setup(settings={"parallel_tool_calls": False}, sequential=True, stateless=True)
 OPENAI_STATELESS = {"store": False, "response_include": ["reasoning.encrypted_content"]}
 
 
@@ -200,7 +200,7 @@ def _settings(call: LoopCall, setup: Setup) -> Any:
     from agents import ModelSettings
 
     fields = dict(setup.settings)
-    if setup.sequential and call.provider == "openai":
+    if setup.stateless and call.provider == "openai":
         fields.update(OPENAI_STATELESS)  # L10
     return ModelSettings(**fields)
 
@@ -293,6 +293,7 @@ def _chat_from_items(items: list[Any]) -> list[Message]:
                     call_id=provider_id(item["call_id"]),
                     name=names.get(item["call_id"], ""),
                     content=output if isinstance(output, str) else json.dumps(output),
+                    is_error=output == NOT_EXECUTED_RESULT,
                 )
             )
     if text or calls:
