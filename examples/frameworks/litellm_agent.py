@@ -37,7 +37,10 @@ from typing import Any
 
 # Before litellm is imported: the import itself fetches the model cost map from GitHub
 # (litellm/__init__.py, `model_cost = get_model_cost_map(url=...)`) unless told otherwise.
+# LITELLM_OFFLINE_MODE covers the other catalogs and tokenizers litellm fetches on its own
+# (litellm_core_utils/offline_mode.py); it does not touch the model calls.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 from examples.frameworks.base import Config, Framework
 from harness.chat import (
@@ -86,7 +89,8 @@ FRAMEWORK = Framework(
     ),
     traps=(
         "Importing litellm fetches the model cost map from the network unless "
-        "LITELLM_LOCAL_MODEL_COST_MAP=True is set before the import.",
+        "LITELLM_LOCAL_MODEL_COST_MAP=True (or LITELLM_OFFLINE_MODE=true, which also keeps its "
+        "other catalogs and tokenizers local) is set before the import.",
         "The gemini/ route appends /models/<model>:generateContent straight to api_base, so a "
         "google-genai style base URL needs '/v1beta' added.",
         "The openai/ route calls Chat Completions; the Responses API needs the "

@@ -127,11 +127,26 @@ def test_the_framework_declares_every_provider_and_its_traps() -> None:
         assert callable(load_loop(config.loop))
 
 
-@pytest.mark.parametrize(("local", "hosts"), [(None, ["raw.githubusercontent.com"]), ("True", [])])
-def test_importing_litellm_fetches_the_cost_map_unless_local(
-    local: str | None, hosts: list[str]
+SWITCHES = ("LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_OFFLINE_MODE")
+
+
+@pytest.mark.parametrize(
+    ("switch", "hosts"),
+    [
+        ({}, ["raw.githubusercontent.com"]),
+        ({"LITELLM_LOCAL_MODEL_COST_MAP": "True"}, []),
+        ({"LITELLM_OFFLINE_MODE": "true"}, []),
+    ],
+    ids=["no-switch", "local-cost-map", "offline-mode"],
+)
+def test_importing_litellm_fetches_the_cost_map_unless_told_not_to(
+    switch: dict[str, str], hosts: list[str]
 ) -> None:
-    assert host_lookups("import litellm", {"LITELLM_LOCAL_MODEL_COST_MAP": local}) == hosts
+    env: dict[str, str | None] = {
+        "LITELLM_LOCAL_MODEL_COST_MAP": None,
+        "LITELLM_OFFLINE_MODE": None,
+    }
+    assert host_lookups("import litellm", {**env, **switch}) == hosts
 
 
 def _with_openai_client_only(route: str) -> Callable[[LoopCall], LoopResult]:
