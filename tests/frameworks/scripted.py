@@ -1,0 +1,100 @@
+"""What test_openai_agents.py and test_litellm.py share: the six CI scenarios on one scripted
+source per test process, each adapter cell run once and judged by `cell_findings`, and a child
+process whose host-name lookups are refused (to see what a framework would reach for).
+
+fwcore's support.py does the same for the report's method; the two can become one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from functools import cache
+from itertools import count
+from pathlib import Path
+
+import pytest
+
+from examples.frameworks.base import Framework
+from harness.findings import Finding
+from harness.outcome import cell_findings
+from harness.runner import Cell, CellRun, load_loop, run_cell
+from harness.scenario import load_scenario
+from harness.scenario.model import Provider
+from harness.sources import ScriptedSource
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSWERED = ("one_tool_then_answer", "parallel_requests_one_turn", "three_round_chain")
+LIMITS = (
+    "limit_reached_pending_write",
+    "limit_reached_pending_read",
+    "limit_reached_parallel_pending",
+)
+# The limit scenarios whose pending request must not run (expect.not_run when it does).
+PENDING_MUST_NOT_RUN = frozenset({"limit_reached_pending_write", "limit_reached_parallel_pending"})
+SCENARIOS = {n: load_scenario(ROOT / "scenarios" / f"{n}.yaml") for n in ANSWERED + LIMITS}
+RUNS = count(1)
+_source: list[ScriptedSource] = []
+
+
+def source() -> ScriptedSource:
+    if not _source:
+        _source.append(ScriptedSource(SCENARIOS.values(), {}))
+    return _source[0]
+
+
+def close_source() -> None:
+    while _source:
+        _source.pop().close()
+    ran.cache_clear()
+
+
+@cache
+def ran(
+    loop: str, provider: Provider, scenario: str, stream: bool = False
+) -> tuple[CellRun, tuple[Finding, ...]]:
+    """One cell of the loop `module:function`, run once per process, and its findings."""
+    cell = Cell(scenario=SCENARIOS[scenario], provider=provider, stream=stream)
+    run = run_cell(cell, source(), load_loop(loop), run_id=f"fw-{next(RUNS)}-{provider}")
+    return run, tuple(cell_findings(run))
+
+
+def cells(framework: Framework) -> Iterator[pytest.ParameterSet]:
+    """Every configuration × its providers × the six scenarios × JSON and stream."""
+    for config in framework.configs:
+        for provider in config.providers:
+            for scenario in ANSWERED + LIMITS:
+                for stream in (False, True):
+                    suffix = "-stream" if stream else ""
+                    yield pytest.param(
+                        config.name,
+                        provider,
+                        scenario,
+                        stream,
+                        id=f"{config.name}-{provider}-{scenario}{suffix}",
+                    )
+
+
+REFUSE_LOOKUPS = """
+import socket
+tried = []
+def refuse(host, *args, **kwargs):
+    tried.append(host)
+    raise OSError("no network in tests")
+socket.getaddrinfo = refuse
+"""
+
+
+def host_lookups(code: str, env: Mapping[str, str | None]) -> list[str]:
+    """The host names `code` looks up in a child process where every lookup is refused (so
+    nothing leaves the machine); `env` sets (or, with None, removes) variables."""
+    child_env = {k: v for k, v in os.environ.items() if k not in env}
+    child_env.update({k: v for k, v in env.items() if v is not None})
+    script = REFUSE_LOOKUPS + code + "\nprint(sorted(set(tried)))\n"
+    child = subprocess.run(
+        [sys.executable, "-c", script], env=child_env, capture_output=True, text=True, timeout=120
+    )
+    assert child.returncode == 0, child.stderr
+    last = child.stdout.strip().splitlines()[-1]
+    return [name.strip(" '") for name in last.strip("[]").split(",") if name.strip()]
