@@ -37,6 +37,7 @@ class Framework:
 OFFLINE_ENV: dict[str, str] = {
     # litellm fetches its model cost map from GitHub on import unless told to use its copy.
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_OFFLINE_MODE": "true",  # the same lookup, stopped by litellm's other switch
     # The OpenAI Agents SDK exports traces to api.openai.com unless tracing is disabled.
     "OPENAI_AGENTS_DISABLE_TRACING": "1",
     # LangChain / LangGraph send runs to LangSmith when tracing is switched on.
