@@ -335,6 +335,7 @@ def langsmith_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     server = HTTPServer(("127.0.0.1", 0), _TraceCollector)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("LANGSMITH_TRACING", "true")
+    monkeypatch.setenv("LANGCHAIN_TRACING_V2", "true")  # the offline switches set it false
     monkeypatch.setenv("LANGSMITH_ENDPOINT", f"http://127.0.0.1:{server.server_port}")
     monkeypatch.setenv("LANGSMITH_API_KEY", "dummy")
     get_env_var.cache_clear()  # langsmith caches what it read from the environment
