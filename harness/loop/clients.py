@@ -10,7 +10,7 @@ Two things make them safe to use from any loop shape:
   SSL context is shared instead of loading the CA bundle for every client (~20 ms each);
 - the sync clients share one connection pool, so each cell reuses the keep-alive connection
   to the endpoint instead of opening its own (and making the endpoint start a thread for it):
-  ~0.7 ms a cell. A loop that closes its client closes the pool's connections; the next
+  0.6–1 ms a cell. A loop that closes its client closes the pool's connections; the next
   request opens a new one.
 
 Each SDK is imported only when a client for it is built (importing anthropic alone takes ~2 s).
