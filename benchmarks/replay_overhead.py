@@ -227,8 +227,8 @@ def passes_for(lib: Library, full: bool) -> dict[str, Callable[[], float]]:
     return passes
 
 
-def measure(libs: dict[int, Library], repeat: int) -> dict[int, dict[str, float]]:
-    """Every variant on every library size, interleaved `repeat` times; medians."""
+def measure(libs: dict[int, Library], repeat: int) -> dict[int, dict[str, list[float]]]:
+    """Every variant on every library size, interleaved `repeat` times: each pass's time."""
     smallest = min(libs)
     plan = {copies: passes_for(lib, full=copies == smallest) for copies, lib in libs.items()}
     runs: dict[int, dict[str, list[float]]] = {c: {k: [] for k in p} for c, p in plan.items()}
@@ -238,7 +238,7 @@ def measure(libs: dict[int, Library], repeat: int) -> dict[int, dict[str, float]
             for name, timed in passes.items():
                 runs[copies][name].append(timed())
         print("  pass done", file=sys.stderr, flush=True)
-    return {c: {k: statistics.median(v) for k, v in r.items()} for c, r in runs.items()}
+    return runs
 
 
 def cold(timed: Callable[[], float]) -> float:
@@ -279,8 +279,10 @@ def main(argv: list[str] | None = None) -> int:
         }
         smallest = min(libs)
         measure({smallest: libs[smallest]}, 1)  # warm-up: imports, first clients, parse cache
-        times = measure(libs, args.repeat)
+        runs = measure(libs, args.repeat)
+    times = {c: {k: statistics.median(v) for k, v in r.items()} for c, r in runs.items()}
     print_table({copies: (libs[copies], times[copies]) for copies in libs})
+    print_spread(runs[smallest])
     return 0
 
 
@@ -320,6 +322,18 @@ def print_table(results: dict[int, tuple[Library, dict[str, float]]]) -> None:
             f"{h / lib.exchanges * 1e3:>8.2f} {growth:>7.3f} {ratios:>9}"
         )
     print("(growth: harness time per exchange relative to the smallest library; linear = 1.000)")
+
+
+def print_spread(runs: dict[str, list[float]]) -> None:
+    """How far the passes ranged, and the ratio pass by pass (each harness pass against the
+    shared-clients vcrpy pass of the same round): the machine's noise, in the table's terms."""
+    harness, shared = runs["harness"], runs["shared"]
+    ratios = sorted(h / s for h, s in zip(harness, shared, strict=True))
+    print(
+        f"\nspread over {len(harness)} passes: harness {min(harness):.2f}-{max(harness):.2f} s, "
+        f"vcrpy shared clients {min(shared):.2f}-{max(shared):.2f} s; harness/shared pass by "
+        f"pass {ratios[0]:.2f}-{ratios[-1]:.2f} (median {statistics.median(ratios):.2f})"
+    )
 
 
 if __name__ == "__main__":

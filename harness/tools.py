@@ -4,12 +4,14 @@ thread, which model call it followed) and answered with the scenario's scripted 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.endpoint.server import endpoint_threads
 from harness.loop.contract import ToolError, ToolSpec
 from harness.scenario.model import Scenario, Tool
 
@@ -59,8 +61,8 @@ class ToolRecorder:
             nth = self._calls_per_tool.get(tool.name, 0)
             self._calls_per_tool[tool.name] = nth + 1
         outcome, is_error = scripted_result(tool, arguments, nth)
-        # A tool takes a little time, so that tools run concurrently overlap visibly (L4).
-        time.sleep(0.002)
+        if could_overlap():
+            time.sleep(OVERLAP_SECONDS)
         with self._lock:
             self.runs.append(
                 ToolRun(
@@ -78,6 +80,24 @@ class ToolRecorder:
         if is_error:
             raise ToolError(outcome)
         return outcome
+
+
+# How long a tool takes when another tool run could start meanwhile: long enough for a run
+# started at the same time on another thread (a pool, `asyncio.gather` of `to_thread`) to be
+# scheduled and begin before this one ends, so that the overlap shows (L4).
+OVERLAP_SECONDS = 0.002
+
+
+def could_overlap() -> bool:
+    """Whether another tool run could start before one starting now on this thread returns:
+    some live Python thread is neither this one nor an endpoint's (which never run tools).
+    With none, only this thread could start another run, and it is busy with this one; so
+    a loop that runs its tools one by one on its own thread pays nothing for the check.
+
+    `sys._current_frames` lists every thread that runs Python, also those started without
+    `threading` (which `threading.enumerate` would miss)."""
+    others = sys._current_frames().keys() - {threading.get_ident()}
+    return not others <= endpoint_threads()
 
 
 def scripted_result(tool: Tool, arguments: Mapping[str, Any], nth: int) -> tuple[str, bool]:

@@ -120,13 +120,14 @@ class Endpoint:
         if self._thread is None:
             _quick_switches(+1)
             self._thread = threading.Thread(
-                target=self._server.serve_forever,
-                kwargs={"poll_interval": 0.05},
-                name="harness-endpoint",
-                daemon=True,
+                target=self._serve, name="harness-endpoint", daemon=True
             )
             self._thread.start()
         return self
+
+    def _serve(self) -> None:
+        with _own_thread():
+            self._server.serve_forever(poll_interval=0.05)
 
     def stop(self) -> None:
         if self._thread is not None:
@@ -221,6 +222,31 @@ def _quick_switches(change: int) -> None:
             sys.setswitchinterval(_switching["saved"])
 
 
+# The threads endpoints run: the accept loops and one per connection. They answer model calls
+# and never run a scenario's tool, which lets the tool recorder tell when no other thread could
+# start a tool run while one is running (`harness.tools.could_overlap`).
+_own_threads: set[int] = set()
+_own_threads_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _own_thread() -> Iterator[None]:
+    ident = threading.get_ident()
+    with _own_threads_lock:
+        _own_threads.add(ident)
+    try:
+        yield
+    finally:
+        with _own_threads_lock:
+            _own_threads.discard(ident)
+
+
+def endpoint_threads() -> frozenset[int]:
+    """The ids of the threads endpoints are running now."""
+    with _own_threads_lock:
+        return frozenset(_own_threads)
+
+
 def valid_run_id(run: str) -> bool:
     return PREFIX.match(f"/s/x/r/{run}/") is not None
 
@@ -244,6 +270,10 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = LISTEN_BACKLOG
     endpoint: Endpoint
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        with _own_thread():
+            super().process_request_thread(request, client_address)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hangs up (or a stream cut on purpose) is not an error worth a
@@ -336,11 +366,18 @@ class _Handler(BaseHTTPRequestHandler):
         run.capture.end(record, self._write(answer, record))
 
     def _write(self, answer: Answer, record: Recorded) -> str | None:
-        """Write `answer`, keeping what went out in `record`; the problem, or None when whole."""
+        """Write `answer`, keeping what went out in `record`; the problem, or None when whole.
+
+        Chunks already in memory (a list or tuple: a replay's, the emulator's) go out with the
+        head in one write, still framed one chunk per event: each write wakes the client's
+        thread, which has to take the GIL back from this one, and that handoff — not the bytes —
+        is what a loopback exchange costs. Chunks from an iterator (a live relay) are written as
+        they come."""
         record.status, record.reason = answer.status, answer.reason or ""
         headers = [(k, v) for k, v in answer.headers if k.lower() not in FRAMING_HEADERS]
         record.response_headers = headers
         body = bytearray()
+        in_memory = isinstance(answer.chunks, (list, tuple))
         chunks: Iterator[bytes] = iter(answer.chunks)
         try:
             if not answer.streamed:
@@ -349,26 +386,19 @@ class _Handler(BaseHTTPRequestHandler):
                 headers = [*headers, ("content-length", str(len(whole)))]
             else:
                 headers = [*headers, ("transfer-encoding", "chunked")]
-            self.send_response(answer.status, answer.reason)
-            for name, value in headers:
-                self.send_header(name, value)
-            self.end_headers()
+            head = self._head(answer.status, answer.reason, headers)
             if answer.cut:
-                return self._write_cut(list(chunks), body, record, answer.streamed)
-            for chunk in chunks:
-                if chunk:  # kept once written: a chunk whose write failed never went out
-                    self.wfile.write(_framed(chunk) if answer.streamed else chunk)
-                    self.wfile.flush()
-                    body += chunk
-            if answer.streamed:
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
-        except OSError as exc:
+                return self._write_cut(head, list(chunks), body, record, answer.streamed)
+            if in_memory:
+                self._write_at_once(head, [c for c in chunks if c], body, answer.streamed)
+            else:
+                self._write_as_they_come(head, chunks, body, answer.streamed)
+        except _Unsent as exc:
             self.close_connection = True
             record.body = bytes(body)
             return (
                 f"the client closed the connection after {len(body)} bytes of the reply, "
-                f"before its end ({type(exc).__name__})"
+                f"before its end ({type(exc.__cause__).__name__})"
             )
         except Exception as exc:  # an app's chunk source failed mid-reply (live upstream)
             self.close_connection = True
@@ -382,21 +412,71 @@ class _Handler(BaseHTTPRequestHandler):
         record.body = bytes(body)
         return None
 
+    def _head(self, status: int, reason: str | None, headers: list[tuple[str, str]]) -> bytes:
+        """The status line and headers as `send_response` spells them (Server, Date)."""
+        self.log_request(status)
+        if reason is None:
+            reason = self.responses[status][0] if status in self.responses else ""
+        lines = [
+            f"{self.protocol_version} {status} {reason}",
+            f"Server: {self.version_string()}",
+            f"Date: {self.date_time_string()}",
+            *(f"{name}: {value}" for name, value in headers),
+        ]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "strict")
+
+    def _write_at_once(
+        self, head: bytes, chunks: list[bytes], body: bytearray, streamed: bool
+    ) -> None:
+        """Head and every chunk in one send; `body` gets each chunk whose frame went out."""
+        frames = [_framed(c) for c in chunks] if streamed else chunks
+        try:
+            self._send(b"".join([head, *frames, _LAST_CHUNK if streamed else b""]))
+        except _Unsent as exc:
+            end = len(head)
+            for chunk, frame in zip(chunks, frames, strict=True):
+                end += len(frame)
+                if end > exc.sent:
+                    break
+                body += chunk
+            raise
+        for chunk in chunks:
+            body += chunk
+
+    def _write_as_they_come(
+        self, head: bytes, chunks: Iterator[bytes], body: bytearray, streamed: bool
+    ) -> None:
+        self._send(head)
+        for chunk in chunks:
+            if chunk:  # kept once written: a chunk whose write failed never went out
+                self._send(_framed(chunk) if streamed else chunk)
+                body += chunk
+        if streamed:
+            self._send(_LAST_CHUNK)
+
     def _write_cut(
-        self, chunks: list[bytes], body: bytearray, record: Recorded, streamed: bool
+        self, head: bytes, chunks: list[bytes], body: bytearray, record: Recorded, streamed: bool
     ) -> str:
         """About half the reply, ending inside a chunk, then the connection dropped."""
         keep = max(1, len(chunks) // 2)
         last = chunks[keep - 1] if chunks else b""
-        for chunk in [*chunks[: keep - 1], last[: max(1, len(last) // 2)]]:
-            body += chunk
-            self.wfile.write(_framed(chunk) if streamed else chunk)
-        self.wfile.flush()
+        sent = [*chunks[: keep - 1], last[: max(1, len(last) // 2)]]
+        self._send(b"".join([head, *(_framed(c) if streamed else c for c in sent)]))
+        body += b"".join(sent)
         record.body = bytes(body)
         self.close_connection = True
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
         return f"the stream was cut after {len(body)} bytes (fault: stream_cut)"
+
+    def _send(self, data: bytes) -> None:
+        """All of `data`, or `_Unsent` saying how much of it the socket took first."""
+        view, sent = memoryview(data), 0
+        try:
+            while sent < len(data):
+                sent += self.connection.send(view[sent:])
+        except OSError as exc:
+            raise _Unsent(sent) from exc
 
     def _refuse_body(self, api_route: Route | None, problem: BodyProblem, limit: int) -> None:
         """A body over the limit or badly framed: the API's 413 or a 400, then close (how much
@@ -431,15 +511,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_bytes(status, [("content-type", "application/json")], body)
 
     def _send_bytes(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        kept = [(k, v) for k, v in headers if k.lower() not in FRAMING_HEADERS]
+        head = self._head(status, None, [*kept, ("content-length", str(len(body)))])
         try:
-            self.send_response(status)
-            for name, value in headers:
-                if name.lower() not in FRAMING_HEADERS:
-                    self.send_header(name, value)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-        except OSError:
+            self._send(head + body)
+        except _Unsent:
             self.close_connection = True
 
 
@@ -447,6 +523,17 @@ class _Handler(BaseHTTPRequestHandler):
 FRAMING_HEADERS = frozenset(
     {"content-length", "transfer-encoding", "connection", "content-encoding"}
 )
+
+
+_LAST_CHUNK = b"0\r\n\r\n"
+
+
+class _Unsent(Exception):
+    """A write the client did not take whole (it went away): `sent` bytes of it went out."""
+
+    def __init__(self, sent: int) -> None:
+        super().__init__(f"{sent} bytes sent")
+        self.sent = sent
 
 
 def _framed(chunk: bytes) -> bytes:

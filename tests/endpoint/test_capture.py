@@ -161,22 +161,31 @@ def test_gemini_retries_a_rate_limit_as_the_other_sdks_do(
     assert [e.status for e in emulator.exchanges(run_id)] == [429, 200]
 
 
+BIG_CHUNK = b"data: " + b"x" * 65_536 + b"\n\n"
+BIG_COUNT = 400
+
+
 class _Big:
     """An app whose streamed answer is far larger than the socket buffers, so a client that
-    stops reading makes the endpoint's writes fail."""
+    stops reading makes the endpoint's writes fail: chunks as they come (a generator, as a live
+    relay's), or all held in memory (a list, as a replay's: written in one send)."""
+
+    def __init__(self, in_memory: bool = False) -> None:
+        self.in_memory = in_memory
 
     def answer(self, incoming: Incoming, record: Recorded) -> Answer:
-        chunk = b"data: " + b"x" * 65_536 + b"\n\n"
+        chunks = (BIG_CHUNK for _ in range(BIG_COUNT))
         return Answer(
             status=200,
             headers=[("content-type", "text/event-stream")],
-            chunks=(chunk for _ in range(400)),
+            chunks=list(chunks) if self.in_memory else chunks,
             streamed=True,
         )
 
 
-def test_a_reply_the_client_walked_away_from_is_not_recorded_as_whole() -> None:
-    with serving(_Big()) as served:
+@pytest.mark.parametrize("in_memory", [False, True], ids=["as-they-come", "in-memory"])
+def test_a_reply_the_client_walked_away_from_is_not_recorded_as_whole(in_memory: bool) -> None:
+    with serving(_Big(in_memory)) as served:
         port = served.endpoint.port
         with socket.create_connection(("127.0.0.1", port)) as sock:
             path = "/s/s/r/r/v1/messages"
@@ -186,8 +195,13 @@ def test_a_reply_the_client_walked_away_from_is_not_recorded_as_whole() -> None:
             sock.recv(1024)  # the headers and a little of the body, then gone
         served.run.capture.settle()
         (exchange,) = served.run.capture.exchanges()
+        (record,) = served.run.capture.records()
     assert exchange.status == 200
     assert exchange.error is not None and "closed the connection" in exchange.error
+    # The body kept is the chunks that went out whole, and not all of them.
+    assert record.body == BIG_CHUNK * (len(record.body) // len(BIG_CHUNK))
+    assert len(record.body) < len(BIG_CHUNK) * BIG_COUNT
+    assert f"after {len(record.body)} bytes" in exchange.error
 
 
 class _Stuck:
