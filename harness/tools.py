@@ -36,6 +36,10 @@ class ToolRecorder:
         self.scenario = scenario
         self._count_exchanges = exchanges_so_far
         self._lock = threading.Lock()
+        self._started = threading.Condition(self._lock)  # notified whenever a run starts
+        self._starts = 0
+        self._pooled = False  # some run of this cell ran off the loop's thread
+        self._loop_thread = threading.get_ident()  # the runner calls the loop on this thread
         self.runs: list[ToolRun] = []
         self._calls_per_tool: dict[str, int] = {}
 
@@ -60,8 +64,16 @@ class ToolRecorder:
         with self._lock:
             nth = self._calls_per_tool.get(tool.name, 0)
             self._calls_per_tool[tool.name] = nth + 1
+            self._starts += 1
+            start = self._starts
+            self._started.notify_all()
+            if threading.get_ident() != self._loop_thread:
+                self._pooled = True
+            pooled = self._pooled
         outcome, is_error = scripted_result(tool, arguments, nth)
-        if could_overlap():
+        if pooled:
+            self._meet_another(start)
+        elif could_overlap():
             time.sleep(OVERLAP_SECONDS)
         with self._lock:
             self.runs.append(
@@ -81,11 +93,27 @@ class ToolRecorder:
             raise ToolError(outcome)
         return outcome
 
+    def _meet_another(self, start: int) -> None:
+        """Hold this run until another run starts or `RENDEZVOUS_SECONDS` pass. Runs of a loop
+        that runs tools on other threads (a pool, `asyncio.to_thread`, an exec program's tool
+        endpoint) wait here, so tools started at once overlap whatever the scheduler does — a
+        busy machine can delay a pool thread far past `OVERLAP_SECONDS` — while a loop that
+        runs them one by one pays the window once per run and never overlaps (L4)."""
+        deadline = time.monotonic() + RENDEZVOUS_SECONDS
+        with self._lock:
+            while self._starts == start:
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._started.wait(left):
+                    return
+
 
 # How long a tool takes when another tool run could start meanwhile: long enough for a run
 # started at the same time on another thread (a pool, `asyncio.gather` of `to_thread`) to be
 # scheduled and begin before this one ends, so that the overlap shows (L4).
 OVERLAP_SECONDS = 0.002
+# How long a run of a loop that runs tools off its own thread waits for another run to start
+# (`ToolRecorder._meet_another`): the longest a truly concurrent start may lag on a loaded machine.
+RENDEZVOUS_SECONDS = 0.1
 
 
 def could_overlap() -> bool:

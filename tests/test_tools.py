@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from itertools import count
@@ -120,6 +121,29 @@ def _all_in_a_pool(turn: Turn[Any], tools: Sequence[ToolSpec]) -> tuple[ToolMess
         )
 
 
+def _in_a_pool_started_late(turn: Turn[Any], tools: Sequence[ToolSpec]) -> tuple[ToolMessage, ...]:
+    """All in a pool, each submitted 30 ms after the one before, none waited for: a loaded
+    machine starting pool threads late. Still at once: the first has not returned."""
+    by_name = {tool.name: tool for tool in tools}
+    with ThreadPoolExecutor(max_workers=len(turn.message.tool_calls)) as pool:
+        futures = []
+        for request in turn.message.tool_calls:
+            futures.append(pool.submit(reference.run_tool, request, by_name))
+            time.sleep(0.03)
+        return tuple(future.result() for future in futures)
+
+
+def _one_by_one_in_a_pool(turn: Turn[Any], tools: Sequence[ToolSpec]) -> tuple[ToolMessage, ...]:
+    """Each tool on a pool thread, each awaited before the next starts (`asyncio.to_thread`
+    in a loop): sequential."""
+    by_name = {tool.name: tool for tool in tools}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return tuple(
+            pool.submit(reference.run_tool, request, by_name).result()
+            for request in turn.message.tool_calls
+        )
+
+
 @pytest.fixture(scope="module")
 def source() -> Iterator[ScriptedSource]:
     scripted = ScriptedSource([s for s in library() if s.id == SCENARIO], {})
@@ -134,7 +158,9 @@ def _findings(source: ScriptedSource, loop: Loop) -> list[Finding]:
 
 
 @pytest.mark.parametrize(
-    "run_tools", [_first_here_rest_in_a_pool, _all_in_a_pool], ids=["one-here-rest-pool", "pool"]
+    "run_tools",
+    [_first_here_rest_in_a_pool, _all_in_a_pool, _in_a_pool_started_late],
+    ids=["one-here-rest-pool", "pool", "pool-started-late"],
 )
 def test_tools_run_at_once_overlap_and_are_caught(source: ScriptedSource, run_tools: Any) -> None:
     found = _findings(source, reference_with((reference, "run_tools", run_tools)))
@@ -143,4 +169,11 @@ def test_tools_run_at_once_overlap_and_are_caught(source: ScriptedSource, run_to
 
 def test_tools_run_one_by_one_are_not_taken_for_overlapping(source: ScriptedSource) -> None:
     found = _findings(source, reference.reference_loop)
+    assert found == [], explain(found)
+
+
+def test_tools_run_one_by_one_on_pool_threads_are_not_taken_for_overlapping(
+    source: ScriptedSource,
+) -> None:
+    found = _findings(source, reference_with((reference, "run_tools", _one_by_one_in_a_pool)))
     assert found == [], explain(found)
