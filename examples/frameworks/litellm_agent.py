@@ -83,7 +83,8 @@ FRAMEWORK = Framework(
             name="conforming",
             loop=f"{MODULE}:conforming",
             summary="the same loop to the rules: 'Not executed' at the budget, one closing "
-            "call with tool_choice='none', store=False + encrypted reasoning on OpenAI",
+            "call with tool_choice='none', store=False + encrypted reasoning on OpenAI, "
+            "Gemini requests over the size limit trimmed by whole old exchanges",
             providers=ALL,
         ),
     ),
@@ -156,7 +157,7 @@ def _complete(call: LoopCall, setup: Setup, messages: list[Any], **extra: Any) -
     model, api_base = litellm_route(call)
     options: dict[str, Any] = {
         "model": model,
-        "messages": messages,
+        "messages": _trimmed(call, setup, messages),
         "tools": [_tool(spec) for spec in call.tools],
         "api_base": api_base,
         "api_key": call.api_key,
@@ -170,6 +171,27 @@ def _complete(call: LoopCall, setup: Setup, messages: list[Any], **extra: Any) -
         chunks = list(litellm.completion(**options, stream=True))
         reply = litellm.stream_chunk_builder(chunks, messages=messages)
     return dict(reply.choices[0].message.model_dump(exclude_none=True))
+
+
+# litellm's messages measure well under Gemini's wire request (its tools, config and part
+# structure): trim as if they were this many times larger, erring on trimming more (L9 allows it).
+WIRE_FACTOR = 2
+
+
+def _trimmed(call: LoopCall, setup: Setup, messages: list[Any]) -> list[Any]:
+    """L9: on Gemini, whole old exchanges dropped, oldest first, while the request would be
+    over the size limit; the active turn (from the new user message on) is never cut."""
+    limit = call.request_size_limit
+    if not setup.rules or call.provider != "gemini" or limit is None:
+        return messages
+    system, rest = messages[:1], messages[1:]
+    users = [i for i, m in enumerate(rest) if m.get("role") == "user"]
+    tools = [_tool(spec) for spec in call.tools]
+    for start in users:  # the last user message is the active turn's
+        kept = [*system, *rest[start:]]
+        if WIRE_FACTOR * len(json.dumps([kept, tools], ensure_ascii=False)) <= limit:
+            return kept
+    return [*system, *rest[users[-1] :]] if users else messages
 
 
 def litellm_route(call: LoopCall) -> tuple[str, str]:

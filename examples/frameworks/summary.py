@@ -35,10 +35,10 @@ def summary_markdown(matrix: Matrix, changes: list[str]) -> str:
         + STREAMS.get(matrix.stream, matrix.stream)
         + "; a cell conforms when it has no finding. The HTML reports hold the cells with "
         "findings on the CI scenarios (one tool, parallel requests, three rounds, the three "
-        "limit scenarios). L4 is judged from tool runs seen to overlap: a cell whose tools ran "
-        "on several threads runs again (up to 6 times) until the overlap shows, so concurrent "
-        "tools are caught reliably; the order they finish in may still vary between "
-        "generations (`expect.tools`).",
+        "limit scenarios). L4 is judged from tool runs seen to overlap: a tool run off the "
+        "loop's thread waits for another run to start (harness/tools.py), so concurrent tools "
+        "are caught whatever the scheduler does; the order they finish in may still vary "
+        "between generations (`expect.tools`).",
         "",
         "## Versions",
         "",
@@ -120,9 +120,13 @@ def _ending(cells: list[MatrixCell]) -> str:
 
 def _versions(matrix: Matrix) -> list[str]:
     lines = ["| package | version |", "| --- | --- |"]
-    for framework in matrix.frameworks:
-        lines += [f"| {name} | {v or 'not installed'} |" for name, v in framework.versions.items()]
-    lines += [f"| {name} | {v or 'not installed'} |" for name, v in matrix.sdk_versions.items()]
+    versions = [(n, v) for f in matrix.frameworks for n, v in f.versions.items()]
+    versions += list(matrix.sdk_versions.items())
+    seen: set[str] = set()
+    for name, version in versions:  # a package two frameworks use is listed once
+        if name not in seen:
+            seen.add(name)
+            lines.append(f"| {name} | {version or 'not installed'} |")
     return lines
 
 

@@ -11,6 +11,7 @@ import pytest
 from harness.chat import UserMessage
 from harness.findings import Finding
 from harness.loop import LoopCall, LoopResult
+from harness.outcome import cell_findings
 from harness.runner import Cell, CellRun, load_loop, run_cell
 from harness.scenario.model import Provider
 from tests.checks.support import explain
@@ -178,3 +179,20 @@ def test_a_passed_openai_client_is_used_without_api_base(
     cell = Cell(scenario=SCENARIOS["one_tool_then_answer"], provider="openai", stream=False)
     run = run_cell(cell, source(), _with_openai_client_only(route), run_id=f"client-{len(route)}")
     assert run.exchanges and run.queries[0].error is None, run.queries[0].error
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_conforming_trims_old_gemini_exchanges_over_the_size_limit(stream: bool) -> None:
+    """L9 (`gemini_request_over_size_limit`, not a CI scenario of the matrix): the defaults
+    send the whole history; conforming drops whole old exchanges until under the limit."""
+    from tests.checks.support import Runs
+
+    runs = Runs()
+    try:
+        scenario = "gemini_request_over_size_limit"
+        defaults = runs.run(scenario, "gemini", stream, load_loop(LOOP.format("defaults")))
+        kept = runs.run(scenario, "gemini", stream, load_loop(LOOP.format("conforming")))
+    finally:
+        runs.close()
+    assert "L9" in {f.rule for f in cell_findings(defaults)}
+    assert cell_findings(kept) == [], explain(cell_findings(kept))
