@@ -6,7 +6,7 @@ Run from the repository root:  python docs/screenshots.py [--loop MODULE:FUNCTIO
   reference loop (what the README's first command leaves in reports/index.html).
 - `docs/report-transcript.png`: one failing cell, opened: `--loop` (default: the pydantic-ai
   adapter with the framework's defaults, which runs the pending write at the step limit) on
-  `limit_reached_pending_write` from the scripted source, OpenAI.
+  `limit_reached_pending_write` from the scripted source, Anthropic.
 
 Nothing else is written (the runs' reports go to a temporary folder); `--out DIR` writes the two
 PNGs elsewhere (tests/report/test_browser.py runs it that way so it cannot rot).
@@ -25,7 +25,7 @@ from harness.report.view import anchor
 
 ROOT = Path(__file__).resolve().parent.parent
 FAILING_LOOP = "examples.frameworks.pydantic_ai_agent:defaults"
-FAILING_CELL = "limit_reached_pending_write[openai]"
+FAILING_CELL = "limit_reached_pending_write[anthropic]"
 WINDOW = "--window-size=1280,1500"
 
 
@@ -61,7 +61,7 @@ def main() -> None:
         failing.mkdir()
         harness(folder=library)
         scenario = "scenarios/limit_reached_pending_write.yaml"
-        harness("--source", "scripted", "--loop", args.loop, "--provider", "openai", scenario,
+        harness("--source", "scripted", "--loop", args.loop, "--provider", "anthropic", scenario,
                 folder=failing)  # fmt: skip
         profile = Path(work) / "profile"
         page = (library / "index.html").as_uri()
