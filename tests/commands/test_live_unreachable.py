@@ -41,6 +41,18 @@ def nowhere(monkeypatch: pytest.MonkeyPatch) -> str:
     return url
 
 
+KEY_VARIABLE = {"anthropic": "ANTHROPIC", "openai": "OPENAI"}
+
+
+def at_the_emulator(
+    monkeypatch: pytest.MonkeyPatch, emulator: Emulator, run_id: str, provider: str
+) -> None:
+    """`provider`'s SDK variables pointing live mode at the emulator, with a fake key."""
+    url = emulator.base_urls("answer_without_tools", run_id)[provider]
+    monkeypatch.setenv(f"{KEY_VARIABLE[provider]}_BASE_URL", url)
+    monkeypatch.setenv(f"{KEY_VARIABLE[provider]}_API_KEY", "sk-ant-api03-" + "Fake0Key1" * 6)
+
+
 def _one_line(err: str, command: str, url: str) -> None:
     line = next(line for line in err.splitlines() if line.startswith(f"harness {command}: error"))
     assert "the live API could not be reached (anthropic at " + url + ")" in line, line
@@ -71,10 +83,7 @@ def test_live_run_that_reaches_its_api_is_judged_as_usual(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv(
-        "ANTHROPIC_BASE_URL", emulator.base_urls("answer_without_tools", run_id)["anthropic"]
-    )
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "Fake0Key1" * 6)
+    at_the_emulator(monkeypatch, emulator, run_id, "anthropic")
     assert main(["run", "--source", "live", *ONE_CELL, *outputs(tmp_path)]) == 0
     assert "could not be reached" not in capsys.readouterr().err
     assert (tmp_path / "reports" / "results.json").is_file()
@@ -88,10 +97,7 @@ def test_one_provider_unreachable_among_others_exits_2_with_the_others_judged(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv(
-        "OPENAI_BASE_URL", emulator.base_urls("answer_without_tools", run_id)["openai"]
-    )
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-" + "Fake0Key1" * 6)
+    at_the_emulator(monkeypatch, emulator, run_id, "openai")
     argv = ["run", "--source", "live", "--provider", "anthropic", "--provider", "openai"]
     assert main([*argv, "--stream", "off", ANSWER, *outputs(tmp_path)]) == 2
     err = capsys.readouterr().err

@@ -453,6 +453,7 @@ def test_findings_or_an_expected_error_do_not_stop_a_recording(tmp_path: Path) -
     assert list(snapshot(tmp_path / "b")) == ["anthropic/one_tool_then_answer.yaml"]
     readme = (Path(__file__).parents[2] / "README.md").read_text()
     assert (
-        "findings do not stop it; a scripted run ending in its expected error is recorded" in readme
+        "findings, a loop that raised or a scripted run ending in its expected error do not "
+        "stop it" in readme
     )
     assert "only from clean runs" not in readme

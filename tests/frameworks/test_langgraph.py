@@ -68,9 +68,8 @@ def expected(config: str, scenario: str, provider: Provider) -> frozenset[str]:
         rules |= STATEFUL
     if provider == "gemini":
         rules |= NO_GEMINI_IDS
-    if scenario in LIMITS:
-        if config in ("defaults", "conforming"):
-            rules |= CANNED_ENDING
+    if scenario in LIMITS and config in ("defaults", "conforming"):
+        rules |= CANNED_ENDING
     return frozenset(rules)
 
 
