@@ -5,6 +5,7 @@ URLs, a dummy key and the model."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -201,6 +202,21 @@ def endpoint_env(root: str, api_key: str) -> dict[str, str]:
     return sdk_env(base_urls(root), api_key)
 
 
+# google-genai warns on every client it builds when both of its key variables are set
+# (google/genai/_api_client.py, get_env_api_key: "Both GOOGLE_API_KEY and GEMINI_API_KEY are
+# set. Using GOOGLE_API_KEY."). `sdk_environment` sets both to the same dummy on purpose (a
+# developer's real key in either must never be used), so that warning is noise on every cell.
+GENAI_CLIENT_LOGGER = "google_genai._api_client"
+BOTH_GEMINI_KEYS = "Both GOOGLE_API_KEY and GEMINI_API_KEY are set"
+
+
+class BothGeminiKeys(logging.Filter):
+    """Drops google-genai's warning about both key variables, and nothing else."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(BOTH_GEMINI_KEYS)
+
+
 @contextmanager
 def sdk_environment(source: Source) -> Iterator[None]:
     """For the duration, the SDKs' base-URL and key variables point at the source's endpoint
@@ -209,9 +225,12 @@ def sdk_environment(source: Source) -> Iterator[None]:
     never reaches a real API with a developer's key. The previous values come back after."""
     saved = {name: os.environ.get(name) for name in endpoint_env("", "")}
     os.environ.update(endpoint_env(source.root, source.api_key))
+    quiet = BothGeminiKeys()
+    logging.getLogger(GENAI_CLIENT_LOGGER).addFilter(quiet)
     try:
         yield
     finally:
+        logging.getLogger(GENAI_CLIENT_LOGGER).removeFilter(quiet)
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
