@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.cassettes.build import real_uri
 from harness.cassettes.cassette import Cassette, Interaction, RecordedResponse
-from harness.cassettes.drift import distance, endpoint, request_drift
+from harness.cassettes.drift import distance, endpoint, project_ignore, request_drift
 from harness.cassettes.reform import (
     GEMINI_JSON_ACTION,
     GEMINI_STREAM_ACTION,
@@ -64,6 +64,7 @@ class ReplayApp:
         self.cassette = cassette
         self.provider = provider
         self.hint = hint
+        self.ignore = project_ignore()  # the project's drift_ignore, read once per cell
         self._lock = threading.Lock()
         self._sent: list[SentRequest] = []
         self._missing: list[Missing] = []
@@ -129,7 +130,7 @@ class ReplayApp:
         )
         closest = self._closest(sent)
         if closest is not None:
-            drift = request_drift(closest.request, sent.method, sent.uri, sent.body)
+            drift = request_drift(closest.request, sent.method, sent.uri, sent.body, self.ignore)
             differs = drift.text() if drift is not None else "identical after normalising ids"
             text += (
                 f". Closest recorded request: interaction {closest.number} "
@@ -143,7 +144,7 @@ class ReplayApp:
             return None
         return min(
             self.cassette.interactions,
-            key=lambda i: distance(i.request, sent.method, sent.uri, sent.body),
+            key=lambda i: distance(i.request, sent.method, sent.uri, sent.body, self.ignore),
         )
 
     def findings(self) -> list[Finding]:
@@ -165,7 +166,7 @@ class ReplayApp:
             uri, body = request.uri, request.body
             if request in reformed:  # the form asked is this notice's, not drift
                 uri, body = _in_recorded_form(recorded.uri, recorded.body, uri, body)
-            drift = request_drift(recorded, request.method, uri, body)
+            drift = request_drift(recorded, request.method, uri, body, self.ignore)
             if drift is not None:
                 out.append(
                     Finding(
