@@ -34,12 +34,12 @@ def apply_settings(args: argparse.Namespace) -> Settings:
     if args.source != "cassette":
         args.model = [f"{p}={m}" for p, m in settings.models.items()] + list(args.model)
     if settings.reports is not None:
-        from harness.commands.report import DEFAULT_HTML, DEFAULT_JUNIT, DEFAULT_RESULTS
+        from harness.commands.report import default_outputs
 
-        defaults = {"results": DEFAULT_RESULTS, "html": DEFAULT_HTML, "junit": DEFAULT_JUNIT}
-        for option, default in defaults.items():
-            if getattr(args, option, None) == default:
-                setattr(args, option, str(settings.reports / Path(default).name))
+        plain, chosen = default_outputs(None), default_outputs(settings.reports)
+        for option in ("results", "html", "junit"):
+            if getattr(args, option, None) == getattr(plain, option):
+                setattr(args, option, getattr(chosen, option))
     return settings
 
 

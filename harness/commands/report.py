@@ -165,16 +165,12 @@ def print_summary(results: Results, written: Sequence[Path]) -> None:
     sys.stdout.flush()
 
 
-def default_outputs() -> Outputs:
-    """Where a run writes when not told: `reports/`, or `[tool.harness]` reports."""
+def default_outputs(folder: Path | None) -> Outputs:
+    """Where a run writes when not told: `reports/`, or `folder` (`[tool.harness]` reports)."""
     from harness.commands.outputs import Outputs
-    from harness.settings import load_settings
 
-    folder = load_settings().reports
-    if folder is None:
-        return Outputs(results=DEFAULT_RESULTS, html=DEFAULT_HTML, junit=DEFAULT_JUNIT)
-    paths = (str(folder / Path(p).name) for p in (DEFAULT_RESULTS, DEFAULT_HTML, DEFAULT_JUNIT))
-    results, html, junit = paths
+    plain = (DEFAULT_RESULTS, DEFAULT_HTML, DEFAULT_JUNIT)
+    results, html, junit = (p if folder is None else str(folder / Path(p).name) for p in plain)
     return Outputs(results=results, html=html, junit=junit)
 
 
@@ -207,7 +203,9 @@ def publish(
         shard=shard,
     )
     results = results_of(cells, meta=meta, rules=check_catalogue())
-    outputs = outputs_for(args, default_outputs(), scope, shard, results)
+    from harness.settings import load_settings
+
+    outputs = outputs_for(args, default_outputs(load_settings().reports), scope, shard, results)
     if outputs.merge_into is not None:
         results = merge_partial(outputs.merge_into, results)
     written = [write_results(results, outputs.results)]
