@@ -1,8 +1,8 @@
 """What test_openai_agents.py and test_litellm.py share: the six CI scenarios on one scripted
 source per test process, each adapter cell run once and judged by `cell_findings`, and a child
-process whose host-name lookups are refused (to see what a framework would reach for).
-
-fwcore's support.py does the same for the report's method; the two can become one."""
+process whose host-name lookups are refused (to see what a framework would reach for). The
+scripted source is support.py's; cells here are judged by `cell_findings` (warnings included),
+support.py's as the report judges them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import sys
 from collections.abc import Iterator, Mapping
 from functools import cache
 from itertools import count
-from pathlib import Path
 
 import pytest
 
@@ -20,11 +19,9 @@ from examples.frameworks.base import Framework
 from harness.findings import Finding
 from harness.outcome import cell_findings
 from harness.runner import Cell, CellRun, load_loop, run_cell
-from harness.scenario import load_scenario
 from harness.scenario.model import Provider
-from harness.sources import ScriptedSource
+from tests.frameworks import support
 
-ROOT = Path(__file__).resolve().parents[2]
 ANSWERED = ("one_tool_then_answer", "parallel_requests_one_turn", "three_round_chain")
 LIMITS = (
     "limit_reached_pending_write",
@@ -33,20 +30,13 @@ LIMITS = (
 )
 # The limit scenarios whose pending request must not run (expect.not_run when it does).
 PENDING_MUST_NOT_RUN = frozenset({"limit_reached_pending_write", "limit_reached_parallel_pending"})
-SCENARIOS = {n: load_scenario(ROOT / "scenarios" / f"{n}.yaml") for n in ANSWERED + LIMITS}
+SCENARIOS = {n: support.SCENARIOS[n] for n in ANSWERED + LIMITS}
 RUNS = count(1)
-_source: list[ScriptedSource] = []
-
-
-def source() -> ScriptedSource:
-    if not _source:
-        _source.append(ScriptedSource(SCENARIOS.values(), {}))
-    return _source[0]
+source = support.source  # the one scripted source of the framework tests in this process
 
 
 def close_source() -> None:
-    while _source:
-        _source.pop().close()
+    support.close_source()
     ran.cache_clear()
 
 
