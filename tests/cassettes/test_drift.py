@@ -136,6 +136,22 @@ def test_url_and_method_are_compared_but_not_the_host() -> None:
     assert drift is not None and drift.lines == ("url: recorded /v1/messages, sent /v1/complete",)
 
 
+def test_an_identical_request_is_judged_without_normalising(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A replay's usual case is the recorded request sent again: no walk over it is needed.
+    Anything else still is (and so a changed request is still drift)."""
+    walked: list[Any] = []
+    monkeypatch.setattr(
+        "harness.cassettes.drift.normalise", lambda body, spelling=None: walked.append(body) or body
+    )
+    body = turn("toolu_1", "toolu_1")
+    assert request_drift(recorded(body), "POST", URI, turn("toolu_1", "toolu_1")) is None
+    assert walked == []
+    assert request_drift(recorded(body), "POST", URI, turn("toolu_2", "toolu_2")) is not None
+    assert len(walked) == 2
+
+
 def test_long_diffs_are_cut_with_a_count() -> None:
     drift = request_drift(recorded({str(i): i for i in range(21)}), "POST", URI, {"0": 0})
     assert drift is not None and drift.total == 20 and len(drift.lines) == 8
