@@ -135,7 +135,9 @@ def _run_opened(
     s, capture = cell.scenario, opened.run.capture
     recorder = ToolRecorder(s, capture.arrivals)
     base_url = opened.base_urls[cell.provider]
-    clients = make_clients(cell.provider, base_url=base_url, api_key=opened.api_key)
+    clients = make_clients(
+        cell.provider, base_url=base_url, api_key=opened.api_key, transport=opened.transport
+    )
     env = opened.env()
     history: tuple[Message, ...] = s.history
     queries: list[QueryRun] = []

@@ -42,6 +42,9 @@ class Opened:
     base_urls: Mapping[str, str]  # per provider, as each SDK takes it
     api_key: str
     model: str
+    # The transport of the sync clients the harness hands the loop; None: the shared pool
+    # (over loopback HTTP). A replay serves its run in-process (harness/endpoint/local.py).
+    transport: httpx2.BaseTransport | None = None
 
     def env(self) -> dict[str, str]:
         """The SDKs' own variables, pointing every provider at this run."""

@@ -60,6 +60,10 @@ class ReplayApp:
     """Serves `cassette` in order to one cell's run at the endpoint. `hint` is appended to
     diagnostics (how to re-record)."""
 
+    # Every answer is a list of chunks in memory, never cut: the harness's own clients may be
+    # served in-process (harness/endpoint/local.py).
+    answers_from_memory = True
+
     def __init__(self, cassette: Cassette, provider: str, hint: str = "") -> None:
         self.cassette = cassette
         self.provider = provider

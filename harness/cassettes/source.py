@@ -15,9 +15,11 @@ from harness.cassettes.cassette import Cassette, cassette_path
 from harness.cassettes.files import load_cassette
 from harness.cassettes.replay import ReplayApp
 from harness.emulator.runlog import LogEntry
+from harness.endpoint.local import LocalTransport
 from harness.endpoint.server import Endpoint, Run
 from harness.errors import CassetteError
 from harness.findings import Finding
+from harness.loop.clients import shared_transport
 from harness.scenario.model import Provider, Scenario
 from harness.sources import Opened, pick_model
 
@@ -36,12 +38,16 @@ class CassetteSource:
         self,
         cells: Iterable[tuple[Scenario, Provider, bool]],
         folder: str | Path = DEFAULT_FOLDER,
+        in_process: bool = True,
     ) -> None:
+        """`in_process`: the harness's own sync clients reach the replay without a socket
+        (harness/endpoint/local.py); False sends them over loopback HTTP like any other."""
         self.folder = Path(folder)
         self.cassettes = _load_all(self.folder, list(cells))
         self._apps: dict[CellKey, ReplayApp] = {}
         network.block()
         self.endpoint = Endpoint().start()
+        self._local = LocalTransport(self.endpoint, shared_transport()) if in_process else None
         self._closed = False
 
     @property
@@ -71,6 +77,7 @@ class CassetteSource:
             base_urls=self.endpoint.base_urls(scenario.id, run_id),
             api_key=REPLAY_KEY,
             model=self.model(scenario, provider),
+            transport=self._local,
         )
 
     def close_run(self, run_id: str) -> None:

@@ -22,6 +22,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -66,6 +67,51 @@ class Answer:
 
 class App(Protocol):
     def answer(self, incoming: Incoming, record: Recorded) -> Answer: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class Target:
+    """Where a request goes: the run its prefix names (if any) and the API path after it."""
+
+    method: str
+    scenario_id: str | None
+    run_id: str | None
+    path: str  # the API path, without the run prefix
+    query: str
+    route: Route | None
+
+    @property
+    def prefixed(self) -> bool:
+        return self.run_id is not None
+
+    def incoming(self, headers: list[tuple[str, str]], body: bytes) -> Incoming:
+        return Incoming(
+            method=self.method,
+            path=self.path,
+            query=self.query,
+            headers=headers,
+            body=body,
+            route=self.route,
+        )
+
+
+def target_of(method: str, request_target: str) -> Target | None:
+    """Where `method request_target` goes; None when no API is there (neither under a run
+    prefix nor a model-call path)."""
+    url = urlsplit(request_target)
+    match = PREFIX.match(url.path)
+    rest = match["rest"] if match else url.path
+    api_route = route(rest) if method == "POST" else None
+    if match is None and api_route is None:
+        return None
+    return Target(
+        method=method,
+        scenario_id=match["sid"] if match else None,
+        run_id=match["run"] if match else None,
+        path=rest,
+        query=url.query,
+        route=api_route,
+    )
 
 
 @dataclass(kw_only=True)
@@ -173,6 +219,27 @@ class Endpoint:
     def base_urls(self, scenario_id: str, run_id: str) -> dict[str, str]:
         """Base URLs per SDK: Anthropic and Gemini without `/v1`, OpenAI with it."""
         return base_urls(f"{self.root}/s/{scenario_id}/r/{run_id}")
+
+    def body_limit(self, target: Target) -> int:
+        """The most request body bytes read for `target`: the API's own limit."""
+        if self.limits.body_bytes:
+            return self.limits.body_bytes
+        return wire_api(target.route.api).max_body_bytes if target.route else UNROUTED_BODY_BYTES
+
+    def resolve_target(self, target: Target) -> Run | str:
+        provider = PROVIDER_OF_API[target.route.api] if target.route else ""
+        return self.resolve(target.scenario_id, target.run_id, provider)
+
+    def answer(self, run: Run, incoming: Incoming, url: str) -> tuple[Recorded, Answer]:
+        """Record the request as it arrived and ask the run's app for the answer; anything that
+        goes wrong in the app is answered as a 500 in the API's envelope."""
+        record = run.capture.begin(incoming.method, url, incoming.headers, incoming.body)
+        try:
+            answer = run.app.answer(incoming, record)
+        except Exception as exc:  # the point: no request goes unanswered
+            message = f"harness endpoint: internal error: {type(exc).__name__}: {str(exc)[:200]}"
+            answer = error_answer(incoming.route, message, 500)
+        return record, answer
 
     def resolve(self, scenario_id: str | None, run_id: str | None, provider: str) -> Run | str:
         """The run a request belongs to, or why there is none (a message for the client)."""
@@ -318,52 +385,28 @@ class _Handler(BaseHTTPRequestHandler):
         """Route, read the body bounded, serve. A path under a run prefix goes to the run's
         app even when it is no model call (replay and live serve what the client asked for;
         the emulator answers 404)."""
-        url = urlsplit(self.path)
-        match = PREFIX.match(url.path)
-        rest = match["rest"] if match else url.path
-        api_route = route(rest) if method == "POST" else None
-        if match is None and api_route is None:
+        endpoint = self.server.endpoint
+        target = target_of(method, self.path)
+        if target is None:
             self._read_and_refuse(
                 404,
-                f"no API at {url.path}; use the base URLs the harness prints or hands the loop "
-                "(…/s/<scenario>/r/<run>)",
+                f"no API at {urlsplit(self.path).path}; use the base URLs the harness prints "
+                "or hands the loop (…/s/<scenario>/r/<run>)",
             )
             return
-        limit = self.server.endpoint.limits.body_bytes or (
-            wire_api(api_route.api).max_body_bytes if api_route else UNROUTED_BODY_BYTES
-        )
+        limit = endpoint.body_limit(target)
         raw = read_body(self.headers, self.rfile, limit)
         if isinstance(raw, BodyProblem):
-            self._refuse_body(api_route, raw, limit)
+            self._refuse_body(target.route, raw, limit)
             return
-        found = self.server.endpoint.resolve(
-            match["sid"] if match else None,
-            match["run"] if match else None,
-            PROVIDER_OF_API[api_route.api] if api_route else "",
-        )
+        found = endpoint.resolve_target(target)
         if isinstance(found, str):
-            self._send_plain(404 if match else 409, found)
+            self._send_plain(404 if target.prefixed else 409, found)
             return
-        incoming = Incoming(
-            method=method,
-            path=rest,
-            query=url.query,
-            headers=list(self.headers.items()),
-            body=raw,
-            route=api_route,
-        )
-        self._serve(found, incoming)
-
-    def _serve(self, run: Run, incoming: Incoming) -> None:
-        host = self.headers.get("host") or f"127.0.0.1:{self.server.endpoint.port}"
-        url = f"http://{host}{self.path}"
-        record = run.capture.begin(incoming.method, url, incoming.headers, incoming.body)
-        try:
-            answer = run.app.answer(incoming, record)
-        except Exception as exc:  # the point: no request goes unanswered
-            message = f"harness endpoint: internal error: {type(exc).__name__}: {str(exc)[:200]}"
-            answer = error_answer(incoming.route, message, 500)
-        run.capture.end(record, self._write(answer, record))
+        host = self.headers.get("host") or f"127.0.0.1:{endpoint.port}"
+        incoming = target.incoming(list(self.headers.items()), raw)
+        record, answer = endpoint.answer(found, incoming, f"http://{host}{self.path}")
+        found.capture.end(record, self._write(answer, record))
 
     def _write(self, answer: Answer, record: Recorded) -> str | None:
         """Write `answer`, keeping what went out in `record`; the problem, or None when whole.
@@ -373,20 +416,16 @@ class _Handler(BaseHTTPRequestHandler):
         thread, which has to take the GIL back from this one, and that handoff — not the bytes —
         is what a loopback exchange costs. Chunks from an iterator (a live relay) are written as
         they come."""
-        record.status, record.reason = answer.status, answer.reason or ""
-        headers = [(k, v) for k, v in answer.headers if k.lower() not in FRAMING_HEADERS]
-        record.response_headers = headers
+        headers = record_head(answer, record)
         body = bytearray()
         in_memory = isinstance(answer.chunks, (list, tuple))
         chunks: Iterator[bytes] = iter(answer.chunks)
         try:
+            length = None
             if not answer.streamed:
                 whole = b"".join(chunks)
-                chunks = iter([whole])
-                headers = [*headers, ("content-length", str(len(whole)))]
-            else:
-                headers = [*headers, ("transfer-encoding", "chunked")]
-            head = self._head(answer.status, answer.reason, headers)
+                chunks, length = iter([whole]), len(whole)
+            head = self._head(answer.status, answer.reason, head_lines(headers, length))
             if answer.cut:
                 return self._write_cut(head, list(chunks), body, record, answer.streamed)
             if in_memory:
@@ -413,14 +452,9 @@ class _Handler(BaseHTTPRequestHandler):
         return None
 
     def _head(self, status: int, reason: str | None, headers: list[tuple[str, str]]) -> bytes:
-        """The status line and headers as `send_response` spells them (Server, Date)."""
-        self.log_request(status)
-        if reason is None:
-            reason = self.responses[status][0] if status in self.responses else ""
+        """The status line and `headers` (from `head_lines`)."""
         lines = [
-            f"{self.protocol_version} {status} {reason}",
-            f"Server: {self.version_string()}",
-            f"Date: {self.date_time_string()}",
+            f"{self.protocol_version} {status} {reason_phrase(status, reason)}",
             *(f"{name}: {value}" for name, value in headers),
         ]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "strict")
@@ -512,7 +546,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_bytes(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
         kept = [(k, v) for k, v in headers if k.lower() not in FRAMING_HEADERS]
-        head = self._head(status, None, [*kept, ("content-length", str(len(body)))])
+        head = self._head(status, None, head_lines(kept, len(body)))
         try:
             self._send(head + body)
         except _Unsent:
@@ -523,6 +557,32 @@ class _Handler(BaseHTTPRequestHandler):
 FRAMING_HEADERS = frozenset(
     {"content-length", "transfer-encoding", "connection", "content-encoding"}
 )
+SERVER_HEADER = f"{BaseHTTPRequestHandler.server_version} {BaseHTTPRequestHandler.sys_version}"
+
+
+def record_head(answer: Answer, record: Recorded) -> list[tuple[str, str]]:
+    """Note the answer's status and headers in `record`; the headers that go out with it (the
+    endpoint frames the body itself, so the app's framing headers are dropped)."""
+    record.status, record.reason = answer.status, answer.reason or ""
+    headers = [(k, v) for k, v in answer.headers if k.lower() not in FRAMING_HEADERS]
+    record.response_headers = headers
+    return headers
+
+
+def head_lines(headers: list[tuple[str, str]], length: int | None) -> list[tuple[str, str]]:
+    """Every header of the reply as `send_response` spells it (Server, Date first), framed by
+    `length` or, when None, chunked."""
+    framing = (
+        ("transfer-encoding", "chunked") if length is None else ("content-length", str(length))
+    )
+    return [("Server", SERVER_HEADER), ("Date", formatdate(usegmt=True)), *headers, framing]
+
+
+def reason_phrase(status: int, reason: str | None) -> str:
+    if reason is not None:
+        return reason
+    known = BaseHTTPRequestHandler.responses.get(status)
+    return known[0] if known else ""
 
 
 _LAST_CHUNK = b"0\r\n\r\n"

@@ -69,16 +69,25 @@ class PerLoopTransport(httpx2.AsyncBaseTransport):
             await pool.aclose()
 
 
-def http_clients() -> tuple[httpx2.Client, httpx2.AsyncClient]:
-    sync = httpx2.Client(transport=shared_transport(), timeout=CLIENT_TIMEOUT)
+def http_clients(
+    transport: httpx2.BaseTransport | None = None,
+) -> tuple[httpx2.Client, httpx2.AsyncClient]:
+    """`transport`: the sync client's (None: the shared pool)."""
+    sync = httpx2.Client(transport=transport or shared_transport(), timeout=CLIENT_TIMEOUT)
     async_ = httpx2.AsyncClient(transport=PerLoopTransport(), timeout=CLIENT_TIMEOUT)
     return sync, async_
 
 
 def make_clients(
-    provider: Provider, *, base_url: str, api_key: str, max_retries: int = 2
+    provider: Provider,
+    *,
+    base_url: str,
+    api_key: str,
+    max_retries: int = 2,
+    transport: httpx2.BaseTransport | None = None,
 ) -> Clients:
-    sync_http, async_http = http_clients()
+    """`transport`: the sync client's (None: the shared connection pool)."""
+    sync_http, async_http = http_clients(transport)
     if provider == "anthropic":
         import anthropic
 
@@ -99,7 +108,9 @@ def make_clients(
             sync=openai.OpenAI(http_client=sync_http, **common),
             async_=openai.AsyncOpenAI(http_client=async_http, **common),
         )
-    client = gemini_client(base_url=base_url, api_key=api_key, max_retries=max_retries)
+    client = gemini_client(
+        base_url=base_url, api_key=api_key, max_retries=max_retries, http=(sync_http, async_http)
+    )
     return Clients(sync=client, async_=client)
 
 
