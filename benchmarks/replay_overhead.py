@@ -10,10 +10,12 @@ What is timed (wall clock, one process, after a warm-up pass; medians of --repea
 interleaved so that machine noise hits every variant alike):
 - harness: what `harness run` does per cell, minus printing: load and check every cassette,
   serve them from the replay endpoint on 127.0.0.1 (capture at the endpoint), build the SDK
-  clients on the cell's base URL, run the reference loop (its tools included) over real HTTP,
-  compare every request with its recording (drift), parse the trace and compute the findings.
+  clients on the cell's base URL, run the reference loop (its tools included) on the clients
+  the harness hands it (in-process to the replay: harness/endpoint/local.py), compare every
+  request with its recording (drift), parse the trace and compute the findings.
   "cold": the same with an empty parse cache (a fresh CI machine); "replay only": without the
-  trace and findings.
+  trace and findings; "over loopback HTTP": every request through the endpoint's socket, as a
+  loop on clients of its own sends them.
 - vcrpy: plain vcrpy 9 with its own YAML serializer, on stock-format copies of the same cassettes
   (bodies as strings), sending per interaction the SDK call the loop made, with the recorded
   request body (streams read to the end): no loop, no tools, no capture, no checks. Two
@@ -107,10 +109,12 @@ def _copy_cassette(
     )
 
 
-def harness_pass(lib: Library, with_checks: bool = True) -> float:
+def harness_pass(lib: Library, with_checks: bool = True, in_process: bool = True) -> float:
     loop = load_loop(REFERENCE_LOOP)
     started = time.perf_counter()
-    source = CassetteSource([(c.scenario, c.provider, c.stream) for c in lib.cells], lib.folder)
+    source = CassetteSource(
+        [(c.scenario, c.provider, c.stream) for c in lib.cells], lib.folder, in_process
+    )
     kept = []
     try:
         for number, cell in enumerate(lib.cells, 1):
@@ -223,6 +227,7 @@ def passes_for(lib: Library, full: bool) -> dict[str, Callable[[], float]]:
     if full:
         passes["cold"] = lambda: cold(lambda: harness_pass(lib))
         passes["replay only"] = lambda: harness_pass(lib, with_checks=False)
+        passes["http"] = lambda: harness_pass(lib, in_process=False)
         passes["ours"] = lambda: vcrpy_pass(lib.folder, "harness", shared=True)
     return passes
 
@@ -296,6 +301,7 @@ def print_table(results: dict[int, tuple[Library, dict[str, float]]]) -> None:
         ("harness (warm parse cache)", "harness"),
         ("harness, cold parse cache", "cold"),
         ("harness, replay only (no checks)", "replay only"),
+        ("harness, over loopback HTTP", "http"),
         ("vcrpy, client per cassette", "per cassette"),
         ("vcrpy, shared clients", "shared"),
         ("vcrpy + our serializer, shared", "ours"),

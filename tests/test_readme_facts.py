@@ -64,7 +64,9 @@ def test_the_cells_that_do_not_end_in_an_error_are_counted_right(
         for c in chosen
         if not any(m.expect is not None and m.expect.ending == "error" for m in c.scenario.messages)
     ]
-    claims = re.findall(r"the (\d+) cells whose\s+scenarios do not end in an error", README)
+    claims = re.findall(
+        r"the (\d+) cells whose\s+scenarios\s+do\s+not\s+end\s+in\s+an\s+error", README
+    )
     assert claims and {int(c) for c in claims} == {len(ending_well)}
 
 
