@@ -176,7 +176,9 @@ def _gemini(call: LoopCall) -> LoopResult:
             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
             tool_config=types.ToolConfig(
                 function_calling_config=types.FunctionCallingConfig(
-                    mode="NONE" if closing else "AUTO"
+                    mode=types.FunctionCallingConfigMode.NONE
+                    if closing
+                    else types.FunctionCallingConfigMode.AUTO
                 )
             ),
         )

@@ -183,12 +183,16 @@ def _graph(call: LoopCall, *, conforming: bool, closing: bool) -> Any:
 
 
 def _chat_model(call: LoopCall, *, conforming: bool) -> Any:
+    from pydantic import SecretStr
+
     if call.provider == "anthropic":
         from langchain_anthropic import ChatAnthropic
 
-        return ChatAnthropic(
+        # `model` and `max_tokens` as its quick start spells them; mypy knows only their
+        # pydantic aliases (model_name, max_tokens_to_sample).
+        return ChatAnthropic(  # type: ignore[call-arg]
             model=call.model,
-            api_key=call.api_key,
+            api_key=SecretStr(call.api_key),
             base_url=call.base_url,
             max_tokens=1024,
             streaming=call.stream,
@@ -201,7 +205,7 @@ def _chat_model(call: LoopCall, *, conforming: bool) -> Any:
         )
         return ChatOpenAI(
             model=call.model,
-            api_key=call.api_key,
+            api_key=SecretStr(call.api_key),
             base_url=call.base_url,
             use_responses_api=True,
             streaming=call.stream,

@@ -53,8 +53,9 @@ from harness.chat import (
 from harness.loop import LoopCall, LoopResult, ToolError
 from harness.loop.closing import NOT_EXECUTED_RESULT, closing_system
 from harness.loop.selection import select_context
+from harness.scenario.model import Provider
 
-ALL = ("anthropic", "openai", "gemini")
+ALL: tuple[Provider, ...] = ("anthropic", "openai", "gemini")
 MODULE = "examples.frameworks.litellm_agent"
 ROUTE = {"anthropic": "anthropic/", "openai": "openai/responses/", "gemini": "gemini/"}
 # litellm's gemini/ route with a custom api_base posts to `{api_base}/models/{model}:...`

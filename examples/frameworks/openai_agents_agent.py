@@ -53,12 +53,13 @@ from harness.loop import LoopCall, LoopResult, ToolError
 from harness.loop.adapters.openai import saved_to_openai
 from harness.loop.closing import NOT_EXECUTED_RESULT, closing_system
 from harness.loop.selection import select_context
+from harness.scenario.model import Provider
 
 # The SDK exports traces to api.openai.com unless told not to (RunConfig below says so too).
 # litellm_agent, imported above, keeps litellm's import from fetching its cost map.
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
 
-ALL = ("openai", "anthropic", "gemini")
+ALL: tuple[Provider, ...] = ("openai", "anthropic", "gemini")
 MODULE = "examples.frameworks.openai_agents_agent"
 
 FRAMEWORK = Framework(
