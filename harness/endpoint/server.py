@@ -442,7 +442,7 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # an app's chunk source failed mid-reply (live upstream)
             self.close_connection = True
             record.body = bytes(body)
-            return f"the reply broke off after {len(body)} bytes: {type(exc).__name__}: {exc}"
+            return broke_off(len(body), exc)
         finally:
             close = getattr(answer.chunks, "close", None)
             if callable(close):
@@ -452,12 +452,7 @@ class _Handler(BaseHTTPRequestHandler):
         return None
 
     def _head(self, status: int, reason: str | None, headers: list[tuple[str, str]]) -> bytes:
-        """The status line and `headers` (from `head_lines`)."""
-        lines = [
-            f"{self.protocol_version} {status} {reason_phrase(status, reason)}",
-            *(f"{name}: {value}" for name, value in headers),
-        ]
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "strict")
+        return head_bytes(status, reason, headers)
 
     def _write_at_once(
         self, head: bytes, chunks: list[bytes], body: bytearray, streamed: bool
@@ -584,6 +579,30 @@ def reason_phrase(status: int, reason: str | None) -> str:
     known = BaseHTTPRequestHandler.responses.get(status)
     return known[0] if known else ""
 
+
+def head_bytes(status: int, reason: str | None, headers: list[tuple[str, str]]) -> bytes:
+    """The status line and `headers` (from `head_lines`) as they go out (latin-1; a value
+    outside it raises UnicodeEncodeError, and the reply breaks off)."""
+    lines = [
+        f"HTTP/1.1 {status} {reason_phrase(status, reason)}",
+        *(f"{name}: {value}" for name, value in headers),
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "strict")
+
+
+def framed_body(chunks: list[bytes], streamed: bool) -> bytes:
+    """The body as it goes out after the head: chunked (one chunk each) or as it is."""
+    if not streamed:
+        return b"".join(chunks)
+    return b"".join([*(_framed(c) for c in chunks), _LAST_CHUNK])
+
+
+def broke_off(sent: int, exc: Exception) -> str:
+    return f"the reply broke off after {sent} bytes: {type(exc).__name__}: {exc}"
+
+
+# The methods the endpoint serves (a handler's do_*); any other gets the stdlib's 501.
+METHODS = frozenset({"POST", "GET", "PUT", "DELETE", "PATCH"})
 
 _LAST_CHUNK = b"0\r\n\r\n"
 

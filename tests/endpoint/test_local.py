@@ -6,6 +6,7 @@ that streams as it goes) goes over HTTP and gets the server's own answer."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -23,15 +24,26 @@ from harness.loop.reference import reference_loop
 from harness.outcome import cell_findings
 from harness.runner import CellRun, cells, run_cell
 from tests.conftest import ROOT, library
-from tests.endpoint.support import serving
+from tests.endpoint.support import Served, serving
 
 CELLS = cells(library())
+
+
+# Per replay answer: whether an endpoint thread gave it (it came over HTTP).
+ANSWERED_OVER_HTTP: dict[bool, list[bool]] = {True: [], False: []}
 
 
 def replayed(in_process: bool) -> dict[str, tuple[CellRun, list[Any]]]:
     source = CassetteSource(
         [(c.scenario, c.provider, c.stream) for c in CELLS], ROOT / "cassettes", in_process
     )
+    answer = ReplayApp.answer
+
+    def noted(app: ReplayApp, incoming: Incoming, record: Recorded) -> Answer:
+        ANSWERED_OVER_HTTP[in_process].append(threading.get_ident() in endpoint_threads())
+        return answer(app, incoming, record)
+
+    ReplayApp.answer = noted  # type: ignore[method-assign,assignment]
     try:
         out = {}
         for number, cell in enumerate(CELLS, 1):
@@ -40,12 +52,23 @@ def replayed(in_process: bool) -> dict[str, tuple[CellRun, list[Any]]]:
             out[cell.id] = (run, own)
         return out
     finally:
+        ReplayApp.answer = answer  # type: ignore[method-assign]
         source.close()
 
 
 @pytest.fixture(scope="module")
 def both_ways() -> tuple[dict[str, Any], dict[str, Any]]:
     return replayed(in_process=True), replayed(in_process=False)
+
+
+def test_the_two_replays_took_the_two_paths(
+    both_ways: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    """Every answer of the in-process replay was given on the loop's thread, every one of the
+    other over HTTP, by an endpoint thread: the comparison below compares the two paths."""
+    local, http = ANSWERED_OVER_HTTP[True], ANSWERED_OVER_HTTP[False]
+    assert len(local) == len(http) > len(CELLS)
+    assert not any(local) and all(http)
 
 
 def record_view(record: Recorded) -> tuple[Any, ...]:
@@ -219,34 +242,108 @@ def test_the_replay_app_answers_from_memory() -> None:
     assert ReplayApp.answers_from_memory is True
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [
-        JSON,
-        Answer(
-            status=200,
-            headers=[("content-type", "text/event-stream"), ("request-id", "req_1")],
-            chunks=[b"event: a\ndata: {}\n\n", b"event: b\ndata: {}\n\n"],
-            streamed=True,
-        ),
-        Answer(
-            status=429,
-            headers=[("content-type", "application/json"), ("retry-after", "0")],
-            chunks=[b'{"type": "error"}'],
-            reason="Too Many Requests, slow down",
-        ),
-        Answer(status=529, headers=[("transfer-encoding", "gzip")], chunks=[b"{}"]),
-    ],
-    ids=["json", "stream", "reason", "unknown_status"],
-)
-def test_the_client_sees_the_same_reply_either_way(answer: Answer) -> None:
-    """Status, reason, every header (but the clock's Date) and the body bytes."""
+def either_way(
+    answer: Answer, send: Callable[[httpx2.Client, str], httpx2.Response]
+) -> list[tuple[Any, ...]]:
+    """What `send` got, and what the endpoint recorded, in-process and over HTTP: for each, the
+    reply as the client saw it (but the clock's Date) or the error it raised, and the records
+    without their clock readings."""
+    out = []
+    for in_process in (True, False):
+        with serving(Answers(answer)) as served, client_for(served, in_process) as client:
+            try:
+                reply = send(client, served.base)
+                headers = [(k, v) for k, v in reply.headers.multi_items() if k != "date"]
+                seen: tuple[Any, ...] = (reply.status_code, reply.reason_phrase, headers)
+                seen += (reply.content,)
+            except Exception as exc:  # httpx's errors, and h11's own on a bad request body
+                seen = ("raised", type(exc).__name__)
+            served.run.capture.settle()  # the server's thread may still be ending its record
+            out.append((seen, [record_view(r)[3:] for r in served.run.capture.records()]))
+    return out
 
-    def seen(reply: httpx2.Response) -> tuple[Any, ...]:
-        headers = [(k, v) for k, v in reply.headers.multi_items() if k != "date"]
-        return reply.status_code, reply.reason_phrase, headers, reply.content
 
-    with serving(Answers(answer)) as served:
-        url = f"{served.base}/v1/messages"
-        with local_client(served.endpoint) as local, httpx2.Client() as http:
-            assert seen(local.post(url, json={})) == seen(http.post(url, json={}))
+def client_for(served: Served, in_process: bool) -> httpx2.Client:
+    return local_client(served.endpoint) if in_process else httpx2.Client()
+
+
+def post(client: httpx2.Client, base: str) -> httpx2.Response:
+    return client.post(f"{base}/v1/messages", json={"model": "m"})
+
+
+EVENTS = [b"event: a\ndata: {}\n\n", b"event: b\ndata: {}\n\n"]
+REPLIES = {
+    "json": JSON,
+    "stream": Answer(
+        status=200,
+        headers=[("content-type", "text/event-stream"), ("request-id", "req_1")],
+        chunks=EVENTS,
+        streamed=True,
+    ),
+    "reason": Answer(
+        status=429,
+        headers=[("content-type", "application/json"), ("retry-after", "0")],
+        chunks=[b'{"type": "error"}'],
+        reason="Too Many Requests, slow down",
+    ),
+    "unknown_status": Answer(status=529, headers=[("transfer-encoding", "gzip")], chunks=[b"{}"]),
+    "latin1_header": Answer(status=200, headers=[("x-org", "Société")], chunks=[b"{}"]),
+    "header_outside_latin1": Answer(status=200, headers=[("x-org", "日本")], chunks=[b"{}"]),
+    "reason_outside_latin1": Answer(status=200, headers=[], chunks=[b"{}"], reason="OK 日本"),
+    "spaced_header": Answer(status=200, headers=[("x-a", "  v  ")], chunks=[b"{}"]),
+    "no_content_with_a_body": Answer(status=204, headers=[], chunks=[b"{}"]),
+    "broken_head": Answer(status=200, headers=[("x-a", "v\r\nbroken")], chunks=[b"{}"]),
+}
+
+
+@pytest.mark.parametrize("name", list(REPLIES))
+def test_the_client_sees_the_same_reply_either_way(name: str) -> None:
+    """Status, reason, every header and the body bytes, or the same error; the same records
+    (a head the server cannot write breaks off the same way)."""
+    local, http = either_way(REPLIES[name], post)
+    assert local == http
+
+
+def test_a_head_outside_latin1_breaks_off_on_both_paths() -> None:
+    """Not vacuous: the comparison above covers a reply that fails."""
+    (seen, records), _ = either_way(REPLIES["header_outside_latin1"], post)
+    assert seen == ("raised", "RemoteProtocolError")
+    assert all("UnicodeEncodeError" in (r[-2] or "") for r in records)
+
+
+def sending(**kwargs: Any) -> Callable[[httpx2.Client, str], httpx2.Response]:
+    method = kwargs.pop("method", "POST")
+    return lambda client, base: client.request(method, f"{base}/v1/messages", **kwargs)
+
+
+REQUESTS = {
+    "header_ending_in_a_newline": sending(json={}, headers={"x-bad": "v\n"}),
+    "header_with_a_trailing_space": sending(json={}, headers={"x-bad": "v "}),
+    "wrong_content_length": sending(content=b"abc", headers={"content-length": "5"}),
+    "too_many_headers": sending(json={}, headers={f"x-{n}": "v" for n in range(101)}),
+    "header_line_too_long": sending(json={}, headers={"x-long": "v" * 70_000}),
+    "head": sending(method="HEAD"),
+    "options": sending(method="OPTIONS"),
+    "chunked_body": lambda client, base: client.post(
+        f"{base}/v1/messages", content=iter([b'{"a"', b": 1}"])
+    ),
+    "get": sending(method="GET"),
+    "percent_encoded_query": sending(json={}, params={"q": "a b/ü"}),
+}
+
+
+@pytest.mark.parametrize("name", list(REQUESTS))
+def test_a_request_fares_the_same_either_way(name: str) -> None:
+    """A request the client's HTTP layer or the server would refuse is refused the same way
+    (it goes over HTTP); the others are answered and recorded alike."""
+    local, http = either_way(JSON, REQUESTS[name])
+    assert local == http
+
+
+def test_requests_refused_either_way_are_among_those_compared() -> None:
+    """Not vacuous: some of those requests fail before the app, some are answered."""
+    refused = {n: either_way(JSON, REQUESTS[n])[0] for n in ("header_ending_in_a_newline", "head")}
+    assert refused["header_ending_in_a_newline"] == (("raised", "LocalProtocolError"), [])
+    assert refused["head"][0][0] == 501 and refused["head"][1] == []
+    (seen, records), _ = either_way(JSON, REQUESTS["chunked_body"])
+    assert seen[0] == 200 and records[0][1] == b'{"a": 1}'
