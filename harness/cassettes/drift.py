@@ -74,7 +74,9 @@ class Spelling:
         if not isinstance(value, Mapping):
             return value
         out: dict[Any, Any] = {}
-        for key, item in value.items():
+        # In sorted key order: when two spellings of one field meet (`tool_config` and
+        # `toolConfig`), which one is kept must not depend on the order they were written in.
+        for key, item in sorted(value.items(), key=lambda pair: str(pair[0])):
             name = self.key_form(key) if self.key_form and isinstance(key, str) else key
             here = (*path, str(name))
             if item is None or self._skipped(here):

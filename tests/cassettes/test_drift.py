@@ -152,6 +152,18 @@ def test_an_identical_request_is_judged_without_normalising(
     assert len(walked) == 2
 
 
+def test_two_spellings_of_one_field_are_read_alike_in_any_order() -> None:
+    """Both `tool_config` and `toolConfig` in one Gemini body: the same request written in
+    another key order is the same request, with or without the identical-request shortcut."""
+    one, two = {"mode": "NONE"}, {"mode": "ANY"}
+    recorded_body = {**gemini_round(), "tool_config": one, "toolConfig": two}
+    sent_body = {**gemini_round(), "toolConfig": two, "tool_config": one}
+    assert request_drift(recorded(recorded_body, GEMINI), "POST", GEMINI, sent_body) is None
+    # Sent to another host (the same endpoint): not identical, so the full comparison decides.
+    local = GEMINI.replace("https://generativelanguage.googleapis.com", "http://127.0.0.1:5")
+    assert request_drift(recorded(recorded_body, GEMINI), "POST", local, sent_body) is None
+
+
 def test_long_diffs_are_cut_with_a_count() -> None:
     drift = request_drift(recorded({str(i): i for i in range(21)}), "POST", URI, {"0": 0})
     assert drift is not None and drift.total == 20 and len(drift.lines) == 8
