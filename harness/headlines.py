@@ -49,12 +49,22 @@ class Relation:
     causes: tuple[str, ...]
     effects: tuple[str, ...]
     why: str
+    not_causes: tuple[str, ...] = ()  # patterns taken out of `causes`
 
     def links(self, cause: str, effect: str) -> bool:
-        return matches(cause, self.causes) and matches(effect, self.effects)
+        return (
+            matches(cause, self.causes)
+            and not matches(cause, self.not_causes)
+            and matches(effect, self.effects)
+        )
 
 
 STATEFUL = ("L10", "openai.store_false", "openai.no_previous_response_id")
+# A loop that leans on what the API stored (L10 as judged on the chain, previous_response_id);
+# not sending store: false, or not asking for the encrypted reasoning, only lets the API keep a
+# copy: a loop that resends everything loses nothing by it.
+LEANS_ON_STORED_STATE = ("L10", "openai.no_previous_response_id")
+LETS_THE_API_STORE = ("openai.store_false", "openai.reasoning_requested")
 
 SAME_RULE = Relation(
     name="same rule",
@@ -67,11 +77,18 @@ SAME_RULE = Relation(
 RELATIONS: tuple[Relation, ...] = (
     Relation(
         name="stored state",
-        causes=STATEFUL,
+        causes=LEANS_ON_STORED_STATE,
         effects=("L5", "L6", "L7", "L8", "L10", "openai.*", "api.*", "L14", "L15"),
         why="a call that leans on the state the API stored sends only the new items, so the "
         "turns, results and context it leaves out, the API's answer to the chain and the "
         "broken ending all follow from it",
+    ),
+    Relation(
+        name="state left with the API",
+        causes=LETS_THE_API_STORE,
+        effects=(*STATEFUL, *LETS_THE_API_STORE),
+        why="not sending store: false and not asking for the encrypted reasoning is one choice: "
+        "keeping the conversation's state with the API instead of in the loop (L10)",
     ),
     Relation(
         name="context cut",
@@ -152,6 +169,7 @@ RELATIONS: tuple[Relation, ...] = (
     Relation(
         name="expectations",
         causes=("*",),
+        not_causes=LETS_THE_API_STORE,
         effects=("expect.*",),
         why="the scenario's expected ending, rounds and tools differ because of the defect above",
     ),

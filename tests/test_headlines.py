@@ -35,7 +35,13 @@ def shape(heads: list[Headline[Finding]]) -> list[tuple[str, list[str]]]:
 RELATION_CASES: list[tuple[str, Finding, Finding, Finding]] = [
     ("same rule", f("L6", 2), f("L6", 3), f("L4", 3)),
     ("stored state", f("openai.no_previous_response_id", 2), f("L8", 2), f("L13", 4)),
-    ("stored state", f("openai.store_false", 1), f("L15", 3), f("L12", 3)),
+    ("stored state", f("openai.no_previous_response_id", 2), f("L15", 3), f("L12", 3)),
+    (
+        "state left with the API",
+        f("openai.store_false", 1),
+        f("openai.reasoning_requested", 1),
+        f("L3", 2),
+    ),
     ("stored state", f("L10", 1), f("api.O4", 2), f("L9", 2)),
     ("context cut", f("L8", 1), f("L6", 1), f("L4", 1)),
     ("context cut", f("L9", 2), f("L7", 2), f("L14", 3)),
@@ -182,6 +188,29 @@ def test_previous_response_id_alone_is_one_headline() -> None:
         "expectations",
     }
     assert len(heads[0].findings) == len(found)
+
+
+def test_letting_the_api_store_explains_no_ending_of_a_loop_that_resends_everything() -> None:
+    """A framework's defaults on OpenAI at the step limit: no store: false from call 1 (it
+    resends everything, so nothing is lost by it), and at call 2 it runs the pending request
+    and raises. The broken ending and the expectations follow from the round count, not from
+    the storing: two headlines."""
+    found = [
+        f("openai.store_false", 1),
+        f("openai.store_false", 2),
+        f("openai.reasoning_requested", 1),
+        f("L3", 2),
+        f("L11", 2),
+        f("L1", 2),
+        f("L12"),
+        f("L15"),
+        f("expect.ending"),
+        f("expect.not_run"),
+    ]
+    assert shape(group(found)) == [
+        ("openai.store_false", ["openai.reasoning_requested", "openai.store_false"]),
+        ("L3", ["L11", "L1", "L12", "L15", "expect.ending", "expect.not_run"]),
+    ]
 
 
 def test_an_off_by_one_budget_is_one_headline() -> None:
