@@ -425,7 +425,7 @@ class _Handler(BaseHTTPRequestHandler):
             if not answer.streamed:
                 whole = b"".join(chunks)
                 chunks, length = iter([whole]), len(whole)
-            head = self._head(answer.status, answer.reason, head_lines(headers, length))
+            head = head_bytes(answer.status, answer.reason, head_lines(headers, length))
             if answer.cut:
                 return self._write_cut(head, list(chunks), body, record, answer.streamed)
             if in_memory:
@@ -451,20 +451,16 @@ class _Handler(BaseHTTPRequestHandler):
         record.body = bytes(body)
         return None
 
-    def _head(self, status: int, reason: str | None, headers: list[tuple[str, str]]) -> bytes:
-        return head_bytes(status, reason, headers)
-
     def _write_at_once(
         self, head: bytes, chunks: list[bytes], body: bytearray, streamed: bool
     ) -> None:
         """Head and every chunk in one send; `body` gets each chunk whose frame went out."""
-        frames = [_framed(c) for c in chunks] if streamed else chunks
         try:
-            self._send(b"".join([head, *frames, _LAST_CHUNK if streamed else b""]))
+            self._send(head + framed_body(chunks, streamed))
         except _Unsent as exc:
             end = len(head)
-            for chunk, frame in zip(chunks, frames, strict=True):
-                end += len(frame)
+            for chunk in chunks:
+                end += len(_framed(chunk)) if streamed else len(chunk)
                 if end > exc.sent:
                     break
                 body += chunk
@@ -541,7 +537,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_bytes(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
         kept = [(k, v) for k, v in headers if k.lower() not in FRAMING_HEADERS]
-        head = self._head(status, None, head_lines(kept, len(body)))
+        head = head_bytes(status, None, head_lines(kept, len(body)))
         try:
             self._send(head + body)
         except _Unsent:

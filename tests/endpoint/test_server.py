@@ -5,10 +5,11 @@ demand and their captures are bounded; any method under a run prefix reaches the
 from __future__ import annotations
 
 import httpx2
+import pytest
 
 from harness.emulator.limits import Limits
 from harness.endpoint.capture import Recorded, RunCapture
-from harness.endpoint.server import Answer, Endpoint, Incoming, Run
+from harness.endpoint.server import Answer, Endpoint, Incoming, Run, _framed, _Handler, _Unsent
 
 BODY = {"model": "m", "max_tokens": 1, "messages": []}
 
@@ -74,3 +75,30 @@ def test_a_bounded_capture_keeps_the_newest_exchanges_and_counts_them_all() -> N
         capture.end(capture.begin("POST", f"http://h/{n}", [], b""))
     assert capture.arrivals() == 5
     assert [r.url for r in capture.records()] == ["http://h/3", "http://h/4"]
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["chunked", "sized"])
+def test_a_reply_cut_short_by_the_client_keeps_only_the_chunks_that_went_out_whole(
+    streamed: bool,
+) -> None:
+    """The one-send write: when the socket took only part of it, the record's body holds
+    the chunks whose frames were sent in full, and not the one cut through."""
+    chunks = [b"first", b"second", b"third"]
+    head = b"HTTP/1.1 200 OK\r\n\r\n"
+    framed = [_framed(c) if streamed else c for c in chunks]
+    for sent, kept in [
+        (len(head) - 1, b""),
+        (len(head) + len(framed[0]), b"first"),
+        (len(head) + len(framed[0]) + len(framed[1]) - 1, b"first"),
+        (len(head) + len(framed[0]) + len(framed[1]), b"firstsecond"),
+    ]:
+        handler = _Handler.__new__(_Handler)
+
+        def refuse(data: bytes, sent: int = sent) -> None:
+            raise _Unsent(sent)
+
+        handler._send = refuse  # type: ignore[method-assign]
+        body = bytearray()
+        with pytest.raises(_Unsent):
+            handler._write_at_once(head, chunks, body, streamed)
+        assert bytes(body) == kept, (sent, kept)
