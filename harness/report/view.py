@@ -154,6 +154,12 @@ class QueryView:
     calls: list[CallView]
     findings: list[FindingRecord]  # about this user message but no single call
 
+    @property
+    def tools_differ(self) -> bool:
+        """The executed tools are not the expected ones, as `expect.tools` judged it (tools
+        that ran at once match in any order: `harness.outcome.ran_as_expected`)."""
+        return any(f.rule == "expect.tools" for f in self.findings)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Role:

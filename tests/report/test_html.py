@@ -5,6 +5,7 @@ model behind it. (`test_browser.py` loads it in a real browser.)"""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from harness.report.view import (
     system_addition,
 )
 from harness.results import Results
+from harness.results.model import FindingRecord
 from tests.report.synthetic import synthetic_results
 from tests.results.runs import (
     CONTROL_SHOWN,
@@ -176,3 +178,29 @@ def test_500_cells_render_to_one_file(tmp_path: Path) -> None:
     assert html.count("<template>") == 500
     # sizes are measured by benchmarks/report_500.py; this only guards against a blow-up
     assert path.stat().st_size < 40_000_000
+
+
+def _tools_line(results: Results, cell_id: str) -> str:
+    block = render_html(results).split(f'id="{anchor(cell_id)}"', 1)[1]
+    return block.split("tools run:", 1)[1].split("</p>", 1)[0]
+
+
+def test_the_tools_line_marks_what_expect_tools_judged_not_a_plain_list_comparison() -> None:
+    """Tools that ran at once match in any order (`harness.outcome.ran_as_expected`), so the
+    transcript marks the tools as unexpected exactly when the cell has `expect.tools`."""
+    results = real_results()
+    cell_id = "limit_reached_pending_write[anthropic]"
+    cell = results.cell(cell_id)
+    assert cell is not None
+    (query,) = cell.queries
+    assert query.expected is not None
+    # Two tools that ran at once, in the other order than listed: no expect.tools finding.
+    listed = replace(query.expected, tools=("get_personal_record", "save_goal"))
+    swapped = replace(query, executed=("save_goal", "get_personal_record"), expected=listed)
+    at_once = replace(cell, queries=(swapped,))
+    judged = replace(
+        at_once, findings=(*cell.findings, FindingRecord(rule="expect.tools", message="m", query=0))
+    )
+    for shown, flagged in ((at_once, False), (judged, True)):
+        variant = replace(results, cells=(shown,))
+        assert ("(expected" in _tools_line(variant, cell_id)) is flagged
