@@ -168,15 +168,19 @@ def _query_findings(run: CellRun, query: QueryRun) -> list[Finding]:
     expect = run.cell.scenario.messages[query.index].expect
     got = query_outcome(query)
     out: list[Finding] = []
-    pairs: list[tuple[str, object, object]] = [
-        ("ending", expect.ending, got.ending),
-        ("rounds", expect.rounds, got.rounds),
-        ("tools", list(expect.tools), list(got.executed)),
+    # (expectation, expected, what happened, whether they differ)
+    pairs: list[tuple[str, object, object, bool]] = [
+        ("ending", expect.ending, got.ending, expect.ending != got.ending),
+        ("rounds", expect.rounds, got.rounds, expect.rounds != got.rounds),
+        (
+            "tools",
+            list(expect.tools),
+            list(got.executed),
+            not ran_as_expected(expect.tools, query.tool_runs),
+        ),
     ]
-    for name, want, have in pairs:
-        if name == "tools" and ran_as_expected(expect.tools, query.tool_runs):
-            continue
-        if want != have:
+    for name, want, have, differs in pairs:
+        if differs:
             detail = f": {query.error}" if name == "ending" and query.error else ""
             out.append(
                 Finding(
