@@ -49,11 +49,6 @@ def print_progress_line(
         print(f"    {terminal_safe(line)}", file=sys.stderr)
 
 
-def print_progress(number: int, total: int, run: CellRun, findings: Sequence[Finding]) -> None:
-    verdict, details = progress_parts(run, findings)
-    print_progress_line(number, total, run.cell.id, verdict, run.elapsed, details)
-
-
 def table_rows(run: CellRun) -> tuple[tuple[str, ...], ...]:
     """The cell's rows of the final table: one per user message."""
     rows: list[tuple[str, ...]] = []
@@ -75,7 +70,3 @@ def print_rows(rows: Sequence[tuple[str, ...]]) -> None:
     for row in [HEADER, *rows]:
         cols = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
         print("  ".join([*cols, row[-1]]))
-
-
-def print_table(results: Sequence[tuple[CellRun, Sequence[Finding]]]) -> None:
-    print_rows([row for run, _findings in results for row in table_rows(run)])

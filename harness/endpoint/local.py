@@ -51,7 +51,8 @@ from harness.endpoint.server import (
 # refused there (431, 414), so such a request goes over HTTP to be refused.
 SERVER_MAX_HEADERS = 100
 SERVER_MAX_LINE = 65536
-# httpcore's h11 limit on a reply head (its MAX_INCOMPLETE_EVENT_SIZE, h11's default).
+# The limit on a reply head that the client's h11 is given: httpcore2's
+# HTTP11Connection.MAX_INCOMPLETE_EVENT_SIZE (h11's own default is 16 KiB).
 CLIENT_MAX_HEAD = 100 * 1024
 
 
@@ -68,10 +69,11 @@ class LocalTransport(httpx2.BaseTransport):
         if len(body) > self._endpoint.body_limit(target) or not _sendable(request, body):
             return self._network.handle_request(request)  # refused there, as for anyone
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
-        host = request.headers.get("host") or f"127.0.0.1:{self._endpoint.port}"
-        path = request.url.raw_path.decode("ascii")
         record, answer = self._endpoint.answer(
-            run, target.incoming(headers, body), f"http://{host}{path}"
+            run,
+            target.incoming(headers, body),
+            request.headers.get("host"),
+            request.url.raw_path.decode("ascii"),
         )
         sent = record_head(answer, record)
         chunks = _in_memory(answer)
@@ -107,9 +109,6 @@ class LocalTransport(httpx2.BaseTransport):
         if isinstance(run, str) or not getattr(run.app, "answers_from_memory", False):
             return None, None
         return run, target
-
-    def close(self) -> None:
-        """Nothing to close: the network transport is the cells' shared pool."""
 
 
 def _sendable(request: httpx2.Request, body: bytes) -> bool:

@@ -230,9 +230,13 @@ class Endpoint:
         provider = PROVIDER_OF_API[target.route.api] if target.route else ""
         return self.resolve(target.scenario_id, target.run_id, provider)
 
-    def answer(self, run: Run, incoming: Incoming, url: str) -> tuple[Recorded, Answer]:
-        """Record the request as it arrived and ask the run's app for the answer; anything that
-        goes wrong in the app is answered as a 500 in the API's envelope."""
+    def answer(
+        self, run: Run, incoming: Incoming, host: str | None, request_target: str
+    ) -> tuple[Recorded, Answer]:
+        """Record the request as it arrived (its URL from its Host header and request target)
+        and ask the run's app for the answer; anything that goes wrong in the app is answered
+        as a 500 in the API's envelope."""
+        url = f"http://{host or f'127.0.0.1:{self.port}'}{request_target}"
         record = run.capture.begin(incoming.method, url, incoming.headers, incoming.body)
         try:
             answer = run.app.answer(incoming, record)
@@ -403,9 +407,8 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(found, str):
             self._send_plain(404 if target.prefixed else 409, found)
             return
-        host = self.headers.get("host") or f"127.0.0.1:{endpoint.port}"
         incoming = target.incoming(list(self.headers.items()), raw)
-        record, answer = endpoint.answer(found, incoming, f"http://{host}{self.path}")
+        record, answer = endpoint.answer(found, incoming, self.headers.get("host"), self.path)
         found.capture.end(record, self._write(answer, record))
 
     def _write(self, answer: Answer, record: Recorded) -> str | None:
@@ -536,8 +539,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_bytes(status, [("content-type", "application/json")], body)
 
     def _send_bytes(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
-        kept = [(k, v) for k, v in headers if k.lower() not in FRAMING_HEADERS]
-        head = head_bytes(status, None, head_lines(kept, len(body)))
+        head = head_bytes(status, None, head_lines(without_framing(headers), len(body)))
         try:
             self._send(head + body)
         except _Unsent:
@@ -555,9 +557,13 @@ def record_head(answer: Answer, record: Recorded) -> list[tuple[str, str]]:
     """Note the answer's status and headers in `record`; the headers that go out with it (the
     endpoint frames the body itself, so the app's framing headers are dropped)."""
     record.status, record.reason = answer.status, answer.reason or ""
-    headers = [(k, v) for k, v in answer.headers if k.lower() not in FRAMING_HEADERS]
+    headers = without_framing(answer.headers)
     record.response_headers = headers
     return headers
+
+
+def without_framing(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in headers if k.lower() not in FRAMING_HEADERS]
 
 
 def head_lines(headers: list[tuple[str, str]], length: int | None) -> list[tuple[str, str]]:
@@ -597,8 +603,8 @@ def broke_off(sent: int, exc: Exception) -> str:
     return f"the reply broke off after {sent} bytes: {type(exc).__name__}: {exc}"
 
 
-# The methods the endpoint serves (a handler's do_*); any other gets the stdlib's 501.
-METHODS = frozenset({"POST", "GET", "PUT", "DELETE", "PATCH"})
+# The methods the endpoint serves (the handler's do_*); any other gets the stdlib's 501.
+METHODS = frozenset(name.removeprefix("do_") for name in dir(_Handler) if name.startswith("do_"))
 
 _LAST_CHUNK = b"0\r\n\r\n"
 

@@ -108,25 +108,11 @@ def make_clients(
             sync=openai.OpenAI(http_client=sync_http, **common),
             async_=openai.AsyncOpenAI(http_client=async_http, **common),
         )
-    client = gemini_client(
-        base_url=base_url, api_key=api_key, max_retries=max_retries, http=(sync_http, async_http)
-    )
-    return Clients(sync=client, async_=client)
-
-
-def gemini_client(
-    *,
-    base_url: str,
-    api_key: str,
-    max_retries: int = 2,
-    http: tuple[httpx2.Client, httpx2.AsyncClient] | None = None,
-) -> Any:
     from google import genai
     from google.genai import types
 
     from harness.providers import gemini_retry_options
 
-    sync_http, async_http = http or http_clients()
     options = types.HttpOptions(
         base_url=base_url,
         httpx_client=sync_http,
@@ -134,7 +120,8 @@ def gemini_client(
         async_client_args={"ssl": shared_ssl_context()},
         retry_options=gemini_retry_options(max_retries),
     )
-    return genai.Client(api_key=api_key, http_options=options)
+    client = genai.Client(api_key=api_key, http_options=options)
+    return Clients(sync=client, async_=client)
 
 
 class SharedTransport(httpx2.BaseTransport):
