@@ -86,7 +86,7 @@ RELATIONS: tuple[Relation, ...] = (
     Relation(
         name="state left with the API",
         causes=LETS_THE_API_STORE,
-        effects=(*STATEFUL, *LETS_THE_API_STORE),
+        effects=(*LEANS_ON_STORED_STATE, *LETS_THE_API_STORE),
         why="not sending store: false and not asking for the encrypted reasoning is one choice: "
         "keeping the conversation's state with the API instead of in the loop (L10)",
     ),
