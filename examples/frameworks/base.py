@@ -35,9 +35,12 @@ class Framework:
 # The frameworks' own switches that keep a run offline and quiet; set (unless already set)
 # before any framework is imported, by the report and by tests/frameworks.
 OFFLINE_ENV: dict[str, str] = {
-    # litellm fetches its model cost map from GitHub on import unless told to use its copy.
+    # litellm fetches its model cost map from GitHub on import unless told to use its copy
+    # (litellm/__init__.py, `model_cost = get_model_cost_map(url=...)`); LITELLM_OFFLINE_MODE
+    # covers the other catalogs and tokenizers it fetches on its own
+    # (litellm_core_utils/offline_mode.py). Neither touches the model calls.
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    "LITELLM_OFFLINE_MODE": "true",  # the same lookup, stopped by litellm's other switch
+    "LITELLM_OFFLINE_MODE": "true",
     # The OpenAI Agents SDK exports traces to api.openai.com unless tracing is disabled.
     "OPENAI_AGENTS_DISABLE_TRACING": "1",
     # LangChain / LangGraph send runs to LangSmith when tracing is switched on.

@@ -32,16 +32,12 @@ from typing import Any
 from examples.frameworks.base import Config, Framework
 from harness.chat import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from harness.loop import LoopCall, LoopResult, ToolError
+from harness.loop.closing import NOT_EXECUTED_RESULT, closing_system
 from harness.loop.selection import select_context
 from harness.scenario.model import Provider
 
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "gemini")
 MODULE = "examples.frameworks.langgraph_agent"
-NOT_EXECUTED = "Not executed: the step limit for this answer was reached."
-LIMIT = (
-    "You reached the step limit for this answer. Answer with what you already know, explain "
-    "the limit, say what was left undone, and ask whether to continue."
-)
 # "Tool choice none" in each chat model's own spelling. ChatAnthropic.bind_tools reads any
 # other string as a tool's name (tool_choice="none" forces a tool called "none"), so it gets
 # the wire dict itself.
@@ -140,15 +136,16 @@ def run(
 
     history = select_context(call.history) if conforming else call.history
     start = [*_messages_to_langchain(history), _human(call.message)]
-    limit = steps_for_rounds(call.max_rounds) if recursion_limit is None else recursion_limit
+    if closing:
+        # The hook ends the loop itself; each round is agent, hook, tools.
+        limit = 3 * (call.max_rounds + 2) + 1
+    else:
+        limit = steps_for_rounds(call.max_rounds) if recursion_limit is None else recursion_limit
     config: dict[str, Any] = {"recursion_limit": limit}
     if conforming:
         # Pregel runs a super-step's tasks (the Sends of one turn's tool calls) and ToolNode its
         # calls on an executor of this size: one worker runs them one at a time, in order (L4).
         config["max_concurrency"] = 1
-    if closing:
-        # The hook ends the loop itself; each round is agent, hook, tools.
-        config["recursion_limit"] = 3 * (call.max_rounds + 2) + 1
     try:
         with tracing_context(enabled=False):
             state = _graph(call, conforming=conforming, closing=closing).invoke(
@@ -276,7 +273,7 @@ def _not_executed_past_budget(call: LoopCall) -> Callable[[dict[str, Any]], dict
         return {
             "messages": [
                 LangChainToolMessage(
-                    content=NOT_EXECUTED,
+                    content=NOT_EXECUTED_RESULT,
                     tool_call_id=request["id"],
                     name=request["name"],
                     status="error",
@@ -305,7 +302,7 @@ def _prompt_for_turn(call: LoopCall) -> Callable[[dict[str, Any]], list[Any]]:
 
     def prompt(state: dict[str, Any]) -> list[Any]:
         closing = _budget_spent(call, state["messages"])
-        system = f"{call.system}\n\n{LIMIT}" if closing else call.system
+        system = closing_system(call.system) if closing else call.system
         return [SystemMessage(content=system), *state["messages"]]
 
     return prompt

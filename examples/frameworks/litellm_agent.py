@@ -35,14 +35,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# Before litellm is imported: the import itself fetches the model cost map from GitHub
-# (litellm/__init__.py, `model_cost = get_model_cost_map(url=...)`) unless told otherwise.
-# LITELLM_OFFLINE_MODE covers the other catalogs and tokenizers litellm fetches on its own
-# (litellm_core_utils/offline_mode.py); it does not touch the model calls.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
-
-from examples.frameworks.base import Config, Framework
+from examples.frameworks.base import OFFLINE_ENV, Config, Framework
 from harness.chat import (
     AssistantMessage,
     Message,
@@ -54,6 +47,11 @@ from harness.loop import LoopCall, LoopResult, ToolError
 from harness.loop.closing import NOT_EXECUTED_RESULT, closing_system
 from harness.loop.selection import select_context
 from harness.scenario.model import Provider
+
+# Before litellm is imported (in `_complete`), its two offline switches (base.OFFLINE_ENV
+# says what each stops); only these two: the other frameworks' switches are theirs to set.
+for _name in ("LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_OFFLINE_MODE"):
+    os.environ.setdefault(_name, OFFLINE_ENV[_name])
 
 ALL: tuple[Provider, ...] = ("anthropic", "openai", "gemini")
 MODULE = "examples.frameworks.litellm_agent"

@@ -21,10 +21,11 @@ from typing import ClassVar
 import pytest
 
 from examples.frameworks import langgraph_agent
-from examples.frameworks.langgraph_agent import FRAMEWORK, NOT_EXECUTED
+from examples.frameworks.langgraph_agent import FRAMEWORK
 from harness.chat import AssistantMessage, ToolMessage
 from harness.findings import Finding
 from harness.loop import LoopCall, LoopResult
+from harness.loop.closing import NOT_EXECUTED_RESULT
 from harness.loop.contract import Loop
 from harness.outcome import cell_findings
 from harness.runner import CellRun
@@ -200,7 +201,9 @@ def test_wrapped_answers_pending_requests_not_executed_then_closes_without_tools
     run, _ = ran("wrapped", scenario, provider, False)
     query = run.queries[0]
     assert query.error is None
-    pending = [m for m in run.chat if isinstance(m, ToolMessage) and m.content == NOT_EXECUTED]
+    pending = [
+        m for m in run.chat if isinstance(m, ToolMessage) and m.content == NOT_EXECUTED_RESULT
+    ]
     asked = [m for m in run.chat if isinstance(m, AssistantMessage) and m.tool_calls][-1]
     assert [m.call_id for m in pending] == [c.id for c in asked.tool_calls]
     assert ran_only_the_expected_tools(run, scenario)
