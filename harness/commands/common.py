@@ -21,14 +21,13 @@ DEFAULT_CASSETTES = "cassettes"
 
 def apply_settings(args: argparse.Namespace) -> Settings:
     """Fill what `harness run` / `record` were not given from `[tool.harness]`: the loop (when
-    neither --loop nor --exec), the scenarios, the cassette folder, the models (under any
-    --model; not for cassette replay, which plays the recorded model) and the report folder
-    (for --results / --html / --junit left at their `reports/` defaults)."""
+    neither --loop nor --exec), the cassette folder, the models (under any --model; not for
+    cassette replay, which plays the recorded model) and the report folder (for --results /
+    --html / --junit left at their `reports/` defaults). No scenario arguments stay none:
+    `scenario_paths` reads the settings' scenarios then, and the run is not a partial one."""
     settings = load_settings()
     if args.loop is None and args.exec is None:
         args.loop, args.exec = settings.loop, settings.exec
-    if not args.scenarios:
-        args.scenarios = [str(p) for p in settings.scenarios]
     if args.cassettes is None:
         args.cassettes = str(settings.cassettes or DEFAULT_CASSETTES)
     if args.source != "cassette":
