@@ -143,7 +143,7 @@ def load_previous(args: argparse.Namespace) -> Results | None:
 
 
 def write_views(
-    results: Results, html: str | None, junit: str | None, previous: Results | None
+    results: Results, html: str | Path | None, junit: str | Path | None, previous: Results | None
 ) -> list[Path]:
     from harness.report.html import write_html
     from harness.report.junit import write_junit

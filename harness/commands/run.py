@@ -184,13 +184,13 @@ def loop_name(args: argparse.Namespace) -> str:
     timeout = args.exec_timeout
     if timeout is not None and args.exec is None:
         raise HarnessError("--exec-timeout applies to --exec")
-    if args.exec is None:
-        return str(args.loop or "reference")
-    if not args.exec.strip():
+    if args.exec is not None and not args.exec.strip():
         raise HarnessError("--exec takes a command, e.g. --exec 'node agent.mjs'")
-    if timeout is not None and not timeout > 0:
+    if args.exec is not None and timeout is not None and not timeout > 0:
         raise HarnessError("--exec-timeout takes a positive number of seconds")
-    return f"exec: {args.exec}"
+    from harness.results.build import loop_label
+
+    return loop_label(args.loop, args.exec)
 
 
 def loop_from_args(args: argparse.Namespace) -> tuple[Loop, str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,36 +72,23 @@ class ReportWriter:
             terminalreporter.write_line(self.summary)
 
     def write(self, config: pytest.Config) -> list[Path]:
-        from harness.report.html import write_html
-        from harness.report.junit import write_junit
-        from harness.results import build_results, run_meta, write_results
-        from harness.results.build import check_catalogue
+        from harness.commands.report import write_views
+        from harness.results import run_meta, write_results
+        from harness.results.build import check_catalogue, loop_label, results_of
         from harness.results.codec import from_json
         from harness.results.model import CellResult
 
         cells = [from_json(CellResult, json.loads(text)) for text in self.cells]
         meta = run_meta(
             source=self.settings.source,
-            loop=loop_name(self.settings),
+            loop=loop_label(self.settings.loop, self.settings.exec),
             started=self.started,
             finished=None,
             argv=[Path(sys.argv[0]).name, *config.invocation_params.args],
         )
-        results = build_results((), meta=meta, rules=check_catalogue())
-        results = replace(results, cells=tuple(sorted(cells, key=_order)))
-        paths = [self.folder / name for name in FILES]
-        return [
-            write_results(results, paths[0]),
-            write_html(results, paths[1]),
-            write_junit(results, paths[2]),
-        ]
-
-
-def loop_name(settings: Settings) -> str:
-    """As `harness run` names the loop in its reports."""
-    if settings.exec is not None:
-        return f"exec: {settings.exec}"
-    return settings.loop or "reference"
+        results = results_of(sorted(cells, key=_order), meta=meta, rules=check_catalogue())
+        results_path, html, junit = (self.folder / name for name in FILES)
+        return [write_results(results, results_path), *write_views(results, html, junit, None)]
 
 
 def _order(cell: CellResult) -> tuple[str, int, bool]:

@@ -143,6 +143,13 @@ def sdk_versions() -> dict[str, str]:
     return out
 
 
+def loop_label(loop: str | None, exec_command: str | None) -> str:
+    """How reports name the loop under test (`run.loop`, which merging compares)."""
+    if exec_command is not None:
+        return f"exec: {exec_command}"
+    return loop or "reference"
+
+
 def run_meta(
     *,
     source: str,
