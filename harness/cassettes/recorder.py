@@ -22,7 +22,6 @@ from harness.cassettes.build import interaction_from_record, meta_for
 from harness.cassettes.cassette import Cassette, cassette_path
 from harness.cassettes.files import dump_cassette, load_cassette
 from harness.cassettes.usage import Usage, usage_of
-from harness.endpoint.capture import Recorded
 from harness.errors import CassetteError
 from harness.loop.contract import Loop
 from harness.runner import Cell, CellRun, run_cell
@@ -49,17 +48,16 @@ class Prepared:
 def record_cell(cell: Cell, source: Source, loop: Loop, run_id: str, folder: Path) -> Prepared:
     path = cassette_path(folder, cell.provider, cell.scenario.id, cell.stream)
     run = run_cell(cell, source, loop, run_id)
-    records = list(run.records)
     usage = sum((response_usage(cell.provider, e) for e in run.exchanges), Usage())
     prepared = Prepared(
         cell=cell,
         path=path,
         run=run,
         text=None,
-        problem=unclean(run, records, live=source.name == "live"),
+        problem=unclean(run),
         usage=usage,
         model=run.model,
-        retries=tuple(line for r in records for line in r.retries),
+        retries=tuple(line for r in run.records for line in r.retries),
         loop_failed=loop_failure(run),
     )
     if prepared.problem is not None:
@@ -75,15 +73,16 @@ def record_cell(cell: Cell, source: Source, loop: Loop, run_id: str, folder: Pat
             recorded=datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
         ),
         interactions=tuple(
-            interaction_from_record(n, cell.provider, r) for n, r in enumerate(records, 1)
+            interaction_from_record(n, cell.provider, r) for n, r in enumerate(run.records, 1)
         ),
     )
     return replace(prepared, text=dump_cassette(cassette))
 
 
-def unclean(run: CellRun, records: list[Recorded], live: bool) -> str | None:
+def unclean(run: CellRun) -> str | None:
     """Why this run must not become a cassette (the provider's side is not whole), or None.
     How the loop ended is not asked: see `loop_failure`."""
+    records, live = run.records, run.source == "live"
     if run.rejections:
         entry = run.rejections[0]
         message = entry.error.message if entry.error is not None else ""
