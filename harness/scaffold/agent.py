@@ -190,7 +190,11 @@ class Gemini:
 
     def ask(self, closing: bool) -> tuple[str, list[ToolCall]]:
         types = self.types
-        mode = "NONE" if closing else "AUTO"
+        mode = (
+            types.FunctionCallingConfigMode.NONE
+            if closing
+            else types.FunctionCallingConfigMode.AUTO
+        )
         config = types.GenerateContentConfig(
             system_instruction=system(self.call, closing),
             tools=self.tools,
