@@ -65,7 +65,11 @@ def _read_sized(lengths: list[str], rfile: Reader, limit: int) -> bytes | BodyPr
     if len(text) > MAX_LENGTH_DIGITS or int(text) > limit:
         size = int(text) if len(text) <= MAX_LENGTH_DIGITS else limit + 1
         return BodyProblem(too_large=True, message="body over the limit", size=size)
-    return rfile.read(int(text)) if int(text) else b""
+    size = int(text)
+    body = rfile.read(size) if size else b""
+    if len(body) < size:  # the client closed its side first: the request never arrived whole
+        return _framing(f"the body ended after {len(body)} of its {size} bytes (Content-Length)")
+    return body
 
 
 def _read_chunked(rfile: Reader, limit: int) -> bytes | BodyProblem:

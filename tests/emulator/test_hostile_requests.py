@@ -126,6 +126,7 @@ def test_a_chunked_body_over_the_limit_is_a_413(small: Emulator) -> None:
     [
         (b"zz\r\nab\r\n0\r\n\r\n", {"transfer-encoding": "chunked"}, "bad chunk-size line"),
         (b"5\r\nab", {"transfer-encoding": "chunked"}, "ended early"),
+        (b"abc", {"content-length": "5"}, "the body ended after 3 of its 5 bytes"),
         (b"{}", {"transfer-encoding": "gzip"}, "is not supported"),
         (
             b"2\r\n{}\r\n0\r\n\r\n",
