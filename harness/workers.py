@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import signal
+import threading
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any
@@ -149,8 +151,7 @@ def outcomes_in_workers(plan: Plan, jobs: int) -> Iterator[Outcome]:
     try:
         for _ in range(count):
             reader, writer = context.Pipe(duplex=False)
-            worker = context.Process(target=_work, args=(plan, todo, writer), daemon=True)
-            worker.start()
+            worker = _start_deaf(context, _work, plan, todo, writer)
             writer.close()  # the worker holds the only writer: its end is this reader's EOF
             workers[reader] = worker
         yield from _collect(plan, workers)
@@ -198,6 +199,35 @@ def _ended(plan: Plan, worker: Any, number: int | None) -> None:
     )
 
 
+def _start_deaf(context: Any, target: Callable[..., None], *args: Any) -> Any:
+    """Start a worker with Ctrl-C ignored until `_work` listens again: one arriving while it
+    still starts (unpickling its arguments, importing) would escape as a traceback before any
+    code of ours could catch it. An ignored signal stays ignored across the spawn's exec, where
+    a handler would not. Such a worker misses that interrupt; the parent, which did not, stops
+    it (`_stop`). Only the main thread may set handlers, and a parent already ignoring Ctrl-C
+    (a background job) is left as it is: there the worker starts as it always did.
+
+    `target` gets `args` and then whether it was started deaf, to pass to `_listen`."""
+    previous = signal.getsignal(signal.SIGINT)
+    deaf = threading.current_thread() is threading.main_thread() and callable(previous)
+    worker = context.Process(target=target, args=(*args, deaf), daemon=True)
+    if not deaf:
+        worker.start()
+        return worker
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        worker.start()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return worker
+
+
+def _listen(deaf: bool) -> None:
+    """In a worker started `deaf`, Ctrl-C raises KeyboardInterrupt again from now on."""
+    if deaf:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def _stop(workers: Sequence[Any]) -> None:
     for worker in workers:
         worker.join(timeout=STOP_SECONDS)
@@ -206,14 +236,16 @@ def _stop(workers: Sequence[Any]) -> None:
             worker.join()
 
 
-def _work(plan: Plan, todo: Any, done: Any) -> None:
+def _work(plan: Plan, todo: Any, done: Any, deaf: bool) -> None:
     """A worker process: set up once, then run cells until the queue says stop. `done` is the
-    write end of its pipe to the parent: each send is whole before the next line runs."""
-    from harness.commands.run import close_loop, loop_from_args
-    from harness.runner import run_cell
-    from harness.sources import sdk_environment
-
+    write end of its pipe to the parent: each send is whole before the next line runs. A
+    worker started `deaf` (`_start_deaf`) takes Ctrl-C again from here on."""
     try:
+        _listen(deaf)
+        from harness.commands.run import close_loop, loop_from_args
+        from harness.runner import run_cell
+        from harness.sources import sdk_environment
+
         source = open_source(plan)
         try:
             with sdk_environment(source):

@@ -4,15 +4,18 @@ and with an --exec program; a worker that dies or a run that is interrupted is o
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from harness import workers
 from harness.cli import main
 from tests.conftest import ROOT, SCENARIOS
 from tests.same_results import comparable, outputs
@@ -184,6 +187,34 @@ def test_ctrl_c_stops_the_workers_with_one_line_and_exit_130(tmp_path: Path) -> 
     assert err.strip().splitlines()[-1] == "harness run: interrupted"
     assert "Traceback" not in err
     assert not (tmp_path / "results.json").exists()
+
+
+def _interrupted_while_starting(done: Any, deaf: bool) -> None:
+    """A worker that Ctrl-C reaches before it can catch it (as while spawn unpickles its
+    arguments): it says how it started, sleeps through the interrupt, then listens again."""
+    done.send(deaf and signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+    time.sleep(1.0)  # the interrupt arrives now
+    workers._listen(deaf)
+    done.send(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+
+
+def test_ctrl_c_while_a_worker_starts_is_ignored_there_then_heard_again() -> None:
+    """The worker half of the Ctrl-C promise: an interrupt before its code runs would print
+    multiprocessing's traceback; the parent, which heard it, stops the run."""
+    context = multiprocessing.get_context("spawn")
+    reader, writer = context.Pipe(duplex=False)
+    worker = workers._start_deaf(context, _interrupted_while_starting, writer)
+    writer.close()
+    try:
+        assert reader.poll(60) and reader.recv() is True
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the parent's
+        os.kill(worker.pid, signal.SIGINT)
+        assert reader.poll(60) and reader.recv() is True
+        worker.join(60)
+        assert worker.exitcode == 0
+    finally:
+        if worker.is_alive():
+            worker.kill()
 
 
 def test_a_live_run_in_workers_that_reaches_no_api_is_one_line_exit_2(
