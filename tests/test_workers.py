@@ -222,11 +222,12 @@ def test_a_live_run_in_workers_that_reaches_no_api_is_one_line_exit_2(
 ) -> None:
     from tests.commands.test_live_unreachable import closed_port
 
-    url = f"http://127.0.0.1:{closed_port()}"
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)  # the workers inherit the environment
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "Fake0Key1" * 6)
-    args = ("--source", "live", "--provider", "anthropic", "--jobs", "2", SUBSET[0])
-    code, results = run(tmp_path, "out", *args)
+    with closed_port() as port:
+        url = f"http://127.0.0.1:{port}"
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)  # the workers inherit the environment
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "Fake0Key1" * 6)
+        args = ("--source", "live", "--provider", "anthropic", "--jobs", "2", SUBSET[0])
+        code, results = run(tmp_path, "out", *args)
     err = capsys.readouterr().err
     assert code == 2
     line = err.strip().splitlines()[-1]

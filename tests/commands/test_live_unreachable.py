@@ -5,6 +5,8 @@ the loop's findings (exit 1). A live run that reaches its API is judged as usual
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -17,12 +19,13 @@ ANSWER = str(SCENARIOS / "answer_without_tools.yaml")
 ONE_CELL = ("--provider", "anthropic", "--stream", "off", ANSWER)
 
 
-def closed_port() -> int:
-    """A port on 127.0.0.1 nothing listens on (bound, then released)."""
+@contextmanager
+def closed_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that refuses connections while the block runs: bound but not
+    listening, so no other socket (an endpoint the run starts) can take it meanwhile."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+        yield sock.getsockname()[1]
 
 
 def outputs(tmp_path: Path) -> list[str]:
@@ -34,11 +37,12 @@ def outputs(tmp_path: Path) -> list[str]:
 
 
 @pytest.fixture
-def nowhere(monkeypatch: pytest.MonkeyPatch) -> str:
-    url = f"http://127.0.0.1:{closed_port()}"
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "Fake0Key1" * 6)
-    return url
+def nowhere(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    with closed_port() as port:
+        url = f"http://127.0.0.1:{port}"
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "Fake0Key1" * 6)
+        yield url
 
 
 KEY_VARIABLE = {"anthropic": "ANTHROPIC", "openai": "OPENAI"}

@@ -206,10 +206,12 @@ def test_a_reply_the_client_walked_away_from_is_not_recorded_as_whole(in_memory:
 
 class _Stuck:
     def __init__(self) -> None:
+        self.asked = threading.Event()  # the request is recorded: the app runs after `begin`
         self.release = threading.Event()
 
     def answer(self, incoming: Incoming, record: Recorded) -> Answer:
-        self.release.wait(10)
+        self.asked.set()
+        self.release.wait(60)
         return Answer(status=200, headers=[("content-type", "application/json")], chunks=[b"{}"])
 
 
@@ -223,10 +225,7 @@ def test_an_exchange_that_never_completes_is_marked_so() -> None:
         )
         caller.start()
         caller.join()
-        for _ in range(500):  # the request is on its way; wait (at most 5 s) for it to arrive
-            if served.run.capture.arrivals():
-                break
-            threading.Event().wait(0.01)
+        assert app.asked.wait(60)
         served.run.capture.settle(timeout=0.05)
         (exchange,) = served.run.capture.exchanges()
         app.release.set()

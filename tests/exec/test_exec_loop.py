@@ -155,8 +155,9 @@ ANSWER_WITHOUT_CALLING = '{"answer": "Hi!", "chat": [{"role": "user", "text": "x
 
 BAD_PROGRAMS = [
     # (program, extra options, rule, words in the finding)
-    ("echo waiting >&2; sleep 60 & sleep 60", ("--exec-timeout", "0.5"), "exec.timeout",
-     ["0.5 s", "process group was killed", "waiting"]),
+    # 2 s: long enough for a loaded machine to run the echo before the timeout
+    ("echo waiting >&2; sleep 60 & sleep 60", ("--exec-timeout", "2"), "exec.timeout",
+     ["2 s", "process group was killed", "waiting"]),
     ("echo boom >&2; exit 3", (), "exec.failed", ["exited with status 3", "boom"]),
     ("echo 'Here is your answer'", (), "exec.bad_output", ["not one JSON document", "Here is"]),
     ("printf '\\377\\376'", (), "exec.bad_output", ["not UTF-8"]),
