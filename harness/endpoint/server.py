@@ -539,7 +539,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_bytes(status, [("content-type", "application/json")], body)
 
     def _send_bytes(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
-        head = head_bytes(status, None, head_lines(without_framing(headers), len(body)))
+        """A whole reply in one send; a refusal that closes the connection says so, so that
+        no keep-alive client sends its next request on it."""
+        lines = head_lines(without_framing(headers), len(body))
+        if self.close_connection:
+            lines.append(("Connection", "close"))
+        head = head_bytes(status, None, lines)
         try:
             self._send(head + body)
         except _Unsent:

@@ -91,7 +91,7 @@ def test_a_huge_content_length_is_the_real_413_before_any_body_is_read(
 @pytest.mark.parametrize("api", APIS)
 def test_a_body_over_the_limit_gets_each_apis_413(small: Emulator, api: str) -> None:
     answer = post(small, api_path(small, api), b"x" * 2000)
-    assert answer.status == 413
+    assert answer.status == 413 and answer.headers["connection"] == "close"
     message = error_message(api, answer)
     if api == "gemini":
         assert message == "Maximum request body size 1024 exceeded, actual body size 2000"
@@ -148,6 +148,7 @@ def test_malformed_framing_is_a_clear_400(
     answer = post(emu, api_path(emu, "openai-chat"), body, headers)
     assert answer.status == 400
     assert expected in error_message("openai-chat", answer)
+    assert answer.headers["connection"] == "close"  # the rest of the body is not read
 
 
 def test_a_body_on_a_path_no_api_serves_is_still_answered(emu: Emulator) -> None:
@@ -281,7 +282,8 @@ def test_a_connection_stays_usable_after_an_answered_error(emu: Emulator) -> Non
         for body, status in ((b"[[[", 400), (good, 200)):
             head = f"POST {path} HTTP/1.1\r\nhost: x\r\ncontent-length: {len(body)}\r\n\r\n"
             sock.sendall(head.encode() + body)
-            assert read_answer(sock).status == status
+            answer = read_answer(sock)
+            assert answer.status == status and "connection" not in answer.headers
 
 
 def test_the_listen_backlog_is_sane(emu: Emulator) -> None:
