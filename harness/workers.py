@@ -16,6 +16,7 @@ import argparse
 import multiprocessing
 import signal
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from harness.sources import Source
 
 POLL_SECONDS = 1.0  # the longest wait for a worker's message before looking again
-STOP_SECONDS = 5.0  # how long stopped workers get to close their endpoints before SIGTERM
+STOP_SECONDS = 5.0  # how long stopped workers get, all together, before SIGTERM
 
 # One raw exchange of a live cell: its provider, the upstream it was sent to and its error
 # (None: it reached the API), so the parent can tell a run that reached no API at all.
@@ -142,6 +143,7 @@ def outcomes_in_workers(plan: Plan, jobs: int) -> Iterator[Outcome]:
     stops the workers and is raised again here."""
     context = multiprocessing.get_context("spawn")
     todo: Any = context.Queue()
+    stopping = context.Event()  # the run ends early: a worker takes no further cell
     for number in range(1, len(plan.cells) + 1):
         todo.put(number)
     count = max(1, min(jobs, len(plan.cells)))
@@ -151,10 +153,13 @@ def outcomes_in_workers(plan: Plan, jobs: int) -> Iterator[Outcome]:
     try:
         for _ in range(count):
             reader, writer = context.Pipe(duplex=False)
-            worker = _start_deaf(context, _work, plan, todo, writer)
+            worker = _start_deaf(context, _work, plan, todo, writer, stopping)
             writer.close()  # the worker holds the only writer: its end is this reader's EOF
             workers[reader] = worker
         yield from _collect(plan, workers)
+    except BaseException:  # an interrupt, a failed cell, or the caller stopped reading
+        stopping.set()
+        raise
     finally:
         _stop(list(workers.values()))
 
@@ -203,9 +208,13 @@ def _start_deaf(context: Any, target: Callable[..., None], *args: Any) -> Any:
     """Start a worker with Ctrl-C ignored until `_work` listens again: one arriving while it
     still starts (unpickling its arguments, importing) would escape as a traceback before any
     code of ours could catch it. An ignored signal stays ignored across the spawn's exec, where
-    a handler would not. Such a worker misses that interrupt; the parent, which did not, stops
-    it (`_stop`). Only the main thread may set handlers, and a parent already ignoring Ctrl-C
-    (a background job) is left as it is: there the worker starts as it always did.
+    a handler would not. Such a worker misses that interrupt; the parent hears it and sets
+    `stopping`, which the worker reads as soon as it listens, before taking any cell.
+
+    The parent ignores Ctrl-C too for the few milliseconds of each `start()` (the setting is
+    the process's): an interrupt in exactly that window is lost, and pressing it again works.
+    Only the main thread may set handlers, and a parent already ignoring Ctrl-C (a background
+    job) is left as it is: there the worker starts as it always did.
 
     `target` gets `args` and then whether it was started deaf, to pass to `_listen`."""
     previous = signal.getsignal(signal.SIGINT)
@@ -229,19 +238,25 @@ def _listen(deaf: bool) -> None:
 
 
 def _stop(workers: Sequence[Any]) -> None:
+    """Wait for the workers to end, within `STOP_SECONDS` for them all; then SIGTERM."""
+    deadline = time.monotonic() + STOP_SECONDS
     for worker in workers:
-        worker.join(timeout=STOP_SECONDS)
+        worker.join(timeout=max(0.0, deadline - time.monotonic()))
+    for worker in workers:
         if worker.is_alive():
             worker.terminate()
             worker.join()
 
 
-def _work(plan: Plan, todo: Any, done: Any, deaf: bool) -> None:
-    """A worker process: set up once, then run cells until the queue says stop. `done` is the
-    write end of its pipe to the parent: each send is whole before the next line runs. A
-    worker started `deaf` (`_start_deaf`) takes Ctrl-C again from here on."""
+def _work(plan: Plan, todo: Any, done: Any, stopping: Any, deaf: bool) -> None:
+    """A worker process: set up once, then run cells until the queue says stop or the run is
+    `stopping`. `done` is the write end of its pipe to the parent: each send is whole before
+    the next line runs. A worker started `deaf` (`_start_deaf`) takes Ctrl-C again from here
+    on, and first looks whether the run stopped meanwhile."""
     try:
         _listen(deaf)
+        if stopping.is_set():
+            return
         from harness.commands.run import close_loop, loop_from_args
         from harness.runner import run_cell
         from harness.sources import sdk_environment
@@ -251,7 +266,7 @@ def _work(plan: Plan, todo: Any, done: Any, deaf: bool) -> None:
             with sdk_environment(source):
                 loop, _ = loop_from_args(argparse.Namespace(**plan.loop))
                 try:
-                    while (number := todo.get()) is not None:
+                    while not stopping.is_set() and (number := todo.get()) is not None:
                         done.send(_Started(number=number))
                         cell = plan.cells[number - 1]
                         run = run_cell(cell, source, loop, run_id=plan.run_id(number))

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -153,13 +155,21 @@ def test_a_cell_the_harness_cannot_run_in_a_worker_is_its_one_line(
 
 
 STUCK_LOOP = """\
-import pathlib, time
+import os, pathlib, time
 
 def run(call):
-    pathlib.Path("started").touch()
-    while True:
-        time.sleep(0.1)
+    pathlib.Path(f"started-{os.getpid()}").touch()
+    try:
+        while True:
+            time.sleep(0.1)
+    except KeyboardInterrupt:
+        pathlib.Path(f"heard-{os.getpid()}").touch()
+        raise
 """
+
+
+def pids(folder: Path, what: str) -> set[str]:
+    return {p.name.split("-", 1)[1] for p in folder.glob(f"{what}-*")}
 
 
 def test_ctrl_c_stops_the_workers_with_one_line_and_exit_130(tmp_path: Path) -> None:
@@ -174,10 +184,10 @@ def test_ctrl_c_stops_the_workers_with_one_line_and_exit_130(tmp_path: Path) -> 
     )
     try:
         for _ in range(1200):  # a worker has started a cell (at most two minutes)
-            if (tmp_path / "started").exists() or process.poll() is not None:
+            if pids(tmp_path, "started") or process.poll() is not None:
                 break
             time.sleep(0.1)
-        assert (tmp_path / "started").exists()
+        assert pids(tmp_path, "started")
         os.killpg(process.pid, signal.SIGINT)
         _, err = process.communicate(timeout=120)
     finally:
@@ -187,13 +197,16 @@ def test_ctrl_c_stops_the_workers_with_one_line_and_exit_130(tmp_path: Path) -> 
     assert err.strip().splitlines()[-1] == "harness run: interrupted"
     assert "Traceback" not in err
     assert not (tmp_path / "results.json").exists()
+    # every worker running a cell heard the interrupt in its loop (it listens again), and a
+    # worker that missed it while starting took no cell (it saw the run stopping)
+    assert pids(tmp_path, "started") <= pids(tmp_path, "heard")
 
 
-def _interrupted_while_starting(done: Any, deaf: bool) -> None:
+def _interrupted_while_starting(told: Any, done: Any, deaf: bool) -> None:
     """A worker that Ctrl-C reaches before it can catch it (as while spawn unpickles its
-    arguments): it says how it started, sleeps through the interrupt, then listens again."""
+    arguments): it says how it started, waits until the interrupt was sent, then listens."""
     done.send(deaf and signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
-    time.sleep(1.0)  # the interrupt arrives now
+    told.recv()  # sent by now: ignored, it is gone; heard, it has raised
     workers._listen(deaf)
     done.send(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
 
@@ -203,18 +216,39 @@ def test_ctrl_c_while_a_worker_starts_is_ignored_there_then_heard_again() -> Non
     multiprocessing's traceback; the parent, which heard it, stops the run."""
     context = multiprocessing.get_context("spawn")
     reader, writer = context.Pipe(duplex=False)
-    worker = workers._start_deaf(context, _interrupted_while_starting, writer)
+    told, tell = context.Pipe(duplex=False)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+    try:
+        worker = workers._start_deaf(context, _interrupted_while_starting, told, writer)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the parent's
+    finally:
+        signal.signal(signal.SIGINT, previous)
     writer.close()
     try:
         assert reader.poll(60) and reader.recv() is True
-        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the parent's
         os.kill(worker.pid, signal.SIGINT)
+        tell.send("sent")
         assert reader.poll(60) and reader.recv() is True
         worker.join(60)
         assert worker.exitcode == 0
     finally:
         if worker.is_alive():
             worker.kill()
+
+
+def test_a_worker_that_finds_the_run_stopping_takes_no_cell() -> None:
+    """A worker that missed the interrupt while it started (the parent heard it and set
+    `stopping`) ends as soon as it listens: no source opened, no cell taken, nothing sent."""
+    from multiprocessing import Pipe
+
+    todo: queue.Queue[int | None] = queue.Queue()
+    todo.put(1)
+    stopping = threading.Event()
+    stopping.set()
+    reader, writer = Pipe(duplex=False)
+    plan = workers.Plan(cells=(), source="nowhere", cassettes="", models={}, strict=False, loop={})
+    workers._work(plan, todo, writer, stopping, deaf=False)
+    assert todo.get_nowait() == 1 and not reader.poll(0)
 
 
 def test_a_live_run_in_workers_that_reaches_no_api_is_one_line_exit_2(
