@@ -33,6 +33,7 @@ from tests.checks.support import explain
 from tests.conftest import library
 from tests.endpoint.support import serving
 from tests.faulty_loops.variants import reference_with
+from tests.frameworks.overlap import PATIENT_RENDEZVOUS_SECONDS
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = "parallel_requests_one_turn"  # one turn asking for several tools at once
@@ -168,7 +169,7 @@ def test_tools_run_at_once_overlap_and_are_caught(
 ) -> None:
     # A window far past the 30 ms lags written in, so that the test machine's own load cannot
     # stretch them past it; a run waits only until its partner starts.
-    monkeypatch.setattr(tools, "RENDEZVOUS_SECONDS", 0.5)
+    monkeypatch.setattr(tools, "RENDEZVOUS_SECONDS", PATIENT_RENDEZVOUS_SECONDS)
     found = _findings(source, reference_with((reference, "run_tools", run_tools)))
     assert "L4" in {f.rule for f in found}, explain(found)
 

@@ -5,6 +5,8 @@ taken to lag. A loaded test machine can start a framework's pool thread later th
 cell expected to overlap would then miss L4. Such cells get a wider window: a run waits only
 until its partner starts, so only the last run of a concurrent turn waits it out. Every other
 cell keeps the product's window, and with it the cost of the wait for tools run one by one.
+The framework tests' cell caches are keyed on the window, so a cell another test ran first
+with the product's window is run again here.
 """
 
 from __future__ import annotations

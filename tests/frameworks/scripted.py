@@ -16,6 +16,7 @@ from itertools import count
 import pytest
 
 from examples.frameworks.base import Framework
+from harness import tools
 from harness.findings import Finding
 from harness.outcome import cell_findings
 from harness.runner import Cell, CellRun, load_loop, run_cell
@@ -37,14 +38,21 @@ source = support.source  # the one scripted source of the framework tests in thi
 
 def close_source() -> None:
     support.close_source()
-    ran.cache_clear()
+    _ran.cache_clear()
 
 
-@cache
 def ran(
     loop: str, provider: Provider, scenario: str, stream: bool = False
 ) -> tuple[CellRun, tuple[Finding, ...]]:
-    """One cell of the loop `module:function`, run once per process, and its findings."""
+    """One cell of the loop `module:function`, run once per process (and rendezvous window:
+    tests/frameworks/overlap.py), and its findings."""
+    return _ran(loop, provider, scenario, stream, tools.RENDEZVOUS_SECONDS)
+
+
+@cache
+def _ran(
+    loop: str, provider: Provider, scenario: str, stream: bool, window: float
+) -> tuple[CellRun, tuple[Finding, ...]]:
     cell = Cell(scenario=SCENARIOS[scenario], provider=provider, stream=stream)
     run = run_cell(cell, source(), load_loop(loop), run_id=f"fw-{next(RUNS)}-{provider}")
     return run, tuple(cell_findings(run))

@@ -21,6 +21,7 @@ from examples.frameworks.report import (
     matrix_cell,
     run_judged,
 )
+from harness import tools
 from harness.loop.contract import Loop
 from harness.results.build import Judged
 from harness.runner import Cell, load_loop
@@ -77,7 +78,7 @@ def close_source() -> None:
     if _source is not None:
         _source.close()
         _source = None
-    ran.cache_clear()
+    _ran.cache_clear()
 
 
 @cache
@@ -85,12 +86,24 @@ def _loop(spec: str) -> Loop:
     return load_loop(spec)
 
 
-@cache
 def ran(
     framework_name: str, config_name: str, provider: Provider, scenario: str, stream: bool = False
 ) -> tuple[Judged, MatrixCell]:
-    """One cell, run once per process: the judged run (wire, tools, findings) and its matrix
-    cell. The SDKs' variables point at the endpoint meanwhile, as under `harness run`."""
+    """One cell, run once per process (and rendezvous window: tests/frameworks/overlap.py):
+    the judged run (wire, tools, findings) and its matrix cell. The SDKs' variables point at
+    the endpoint meanwhile, as under `harness run`."""
+    return _ran(framework_name, config_name, provider, scenario, stream, tools.RENDEZVOUS_SECONDS)
+
+
+@cache
+def _ran(
+    framework_name: str,
+    config_name: str,
+    provider: Provider,
+    scenario: str,
+    stream: bool,
+    window: float,
+) -> tuple[Judged, MatrixCell]:
     fw, cfg = framework(framework_name), config(framework_name, config_name)
     cell = Cell(scenario=SCENARIOS[scenario], provider=provider, stream=stream)
     run_id = f"fw-{next(RUN_NUMBERS)}-{provider}"

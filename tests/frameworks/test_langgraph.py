@@ -22,6 +22,7 @@ import pytest
 
 from examples.frameworks import langgraph_agent
 from examples.frameworks.langgraph_agent import FRAMEWORK
+from harness import tools
 from harness.chat import AssistantMessage, ToolMessage
 from harness.findings import Finding
 from harness.loop import LoopCall, LoopResult
@@ -99,10 +100,11 @@ class Cells:
 
     def __init__(self) -> None:
         self.runs = Runs()
-        self.done: dict[tuple[str, str, Provider, bool], Ran] = {}
+        self.done: dict[tuple[str, str, Provider, bool, float], Ran] = {}
 
     def __call__(self, config: str, scenario: str, provider: Provider, stream: bool) -> Ran:
-        key = (config, scenario, provider, stream)
+        """The cell's run, once per rendezvous window (tests/frameworks/overlap.py)."""
+        key = (config, scenario, provider, stream, tools.RENDEZVOUS_SECONDS)
         if key not in self.done:
             run = self.runs.run(scenario, provider, stream, LOOPS[config])
             self.done[key] = (run, tuple(cell_findings(run)))
