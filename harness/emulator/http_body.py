@@ -23,6 +23,9 @@ MAX_LENGTH_DIGITS = 18
 
 
 class Reader(Protocol):
+    """A buffered socket file: `read(n)` returns fewer than n bytes only at the end of the
+    stream (the client closed its side), which both framings rely on to see a cut body."""
+
     def read(self, size: int = -1, /) -> bytes: ...
     def readline(self, size: int = -1, /) -> bytes: ...
 
