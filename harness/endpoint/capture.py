@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.capture import Exchange, exchange_from_record
 
 SETTLE_SECONDS = 10.0  # how long a finished query waits for replies still being written
+NEVER_COMPLETED = "never completed: the reply was still being written when the loop returned"
 
 
 @dataclass(kw_only=True)
@@ -91,12 +92,21 @@ class RunCapture:
                 if left <= 0:
                     break
                 self._changed.wait(left)
-        for record in self.records():
-            if record.ended is None:
-                self.end(
-                    record,
-                    "never completed: the reply was still being written when the loop returned",
-                )
+            for index, record in enumerate(self._records):
+                if record.ended is None:
+                    self._records[index] = self._given_up(record)
+
+    def _given_up(self, record: Recorded) -> Recorded:
+        """End `record` as never completed (the lock held) and return a copy of it as it
+        stands, which readers get from now on: the server's thread still writing the reply
+        goes on with the original, so what was judged never changes under a reader."""
+        self.end(record, NEVER_COMPLETED)
+        return replace(
+            record,
+            request_headers=list(record.request_headers),
+            response_headers=list(record.response_headers),
+            retries=list(record.retries),
+        )
 
     def records(self) -> list[Recorded]:
         with self._changed:

@@ -208,28 +208,36 @@ class _Stuck:
     def __init__(self) -> None:
         self.asked = threading.Event()  # the request is recorded: the app runs after `begin`
         self.release = threading.Event()
+        self.record: Recorded | None = None
 
     def answer(self, incoming: Incoming, record: Recorded) -> Answer:
+        self.record = record
         self.asked.set()
         self.release.wait(60)
         return Answer(status=200, headers=[("content-type", "application/json")], chunks=[b"{}"])
 
 
-def test_an_exchange_that_never_completes_is_marked_so() -> None:
+def test_an_exchange_that_never_completes_is_marked_so_and_stays_so() -> None:
+    """Settled while its app still works, an exchange is never completed; the reply the
+    server's thread writes afterwards changes nothing a reader of the capture sees."""
     app = _Stuck()
-    with serving(app) as served:
-        caller = threading.Thread(
-            target=lambda: socket.create_connection(("127.0.0.1", served.endpoint.port)).sendall(
-                b"POST /s/s/r/r/v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}"
-            )
+    with (
+        serving(app) as served,
+        socket.create_connection(("127.0.0.1", served.endpoint.port), timeout=60) as sock,
+    ):
+        sock.sendall(
+            b"POST /s/s/r/r/v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}"
         )
-        caller.start()
-        caller.join()
         assert app.asked.wait(60)
         served.run.capture.settle(timeout=0.05)
         (exchange,) = served.run.capture.exchanges()
         app.release.set()
+        assert sock.recv(12) == b"HTTP/1.1 200"  # the server's thread has written the head
     assert exchange.status is None and "never completed" in (exchange.error or "")
+    assert app.record is not None and app.record.status == 200  # the thread's own record
+    (record,) = served.run.capture.records()
+    assert record.status is None and record.body == b"" and not record.complete
+    assert served.run.capture.exchanges() == [exchange]
 
 
 def test_gemini_automatic_function_calling_extra_request_is_captured(
