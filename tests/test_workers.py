@@ -158,8 +158,8 @@ STUCK_LOOP = """\
 import os, pathlib, time
 
 def run(call):
-    pathlib.Path(f"started-{os.getpid()}").touch()
     try:
+        pathlib.Path(f"started-{os.getpid()}").touch()
         while True:
             time.sleep(0.1)
     except KeyboardInterrupt:
