@@ -184,10 +184,11 @@ def loop_name(args: argparse.Namespace) -> str:
     timeout = args.exec_timeout
     if timeout is not None and args.exec is None:
         raise HarnessError("--exec-timeout applies to --exec")
-    if args.exec is not None and not args.exec.strip():
-        raise HarnessError("--exec takes a command, e.g. --exec 'node agent.mjs'")
-    if args.exec is not None and timeout is not None and not timeout > 0:
-        raise HarnessError("--exec-timeout takes a positive number of seconds")
+    if args.exec is not None:
+        if not args.exec.strip():
+            raise HarnessError("--exec takes a command, e.g. --exec 'node agent.mjs'")
+        if timeout is not None and not timeout > 0:
+            raise HarnessError("--exec-timeout takes a positive number of seconds")
     from harness.results.build import loop_label
 
     return loop_label(args.loop, args.exec)
